@@ -1,0 +1,1 @@
+"""Labelled image sources, dataset loaders, splits and the batch pipeline."""

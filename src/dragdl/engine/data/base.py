@@ -1,0 +1,92 @@
+"""What every dataset loader returns: a labelled collection of uint8 images."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+class DatasetError(Exception):
+    """A dataset cannot be read. The message names the file, row or param concerned."""
+
+    def __init__(self, message: str, field: str | None = None, code: str = "dataset_invalid") -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.code = code
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """What validation needs to know about a dataset without decoding every image."""
+
+    classes: tuple[str, ...]
+    channels: int
+    size: tuple[int, int] | None
+    """(height, width) when every image has it, else None (a Resize or crop must fix it)."""
+    count: int
+
+
+@dataclass(frozen=True)
+class DataContext:
+    """Where datasets live and whether they may be fetched from the network."""
+
+    data_dir: Path
+    """Root for relative paths and caches (`~/.dragdl` by default)."""
+    allow_download: bool = True
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "cache"
+
+
+class ImageSource(ABC):
+    """A labelled image collection. Images come out as uint8 tensors shaped (C, H, W)."""
+
+    info: DatasetInfo
+    labels: np.ndarray
+    """int64 class index per image."""
+    test_indices: np.ndarray | None = None
+    """A predefined test partition (for example MNIST's official test set), or None."""
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @abstractmethod
+    def image(self, index: int) -> torch.Tensor:
+        """Decode one image as uint8 (C, H, W) with `info.channels` channels."""
+
+    def images(self) -> torch.Tensor | None:
+        """All images as one uint8 (N, C, H, W) tensor when they are held in memory, else None."""
+        return None
+
+
+class TensorSource(ImageSource):
+    """Images already in memory, all the same size."""
+
+    def __init__(
+        self,
+        images: torch.Tensor,
+        labels: np.ndarray,
+        classes: tuple[str, ...],
+        test_indices: np.ndarray | None = None,
+    ) -> None:
+        if images.dtype != torch.uint8 or images.ndim != 4:
+            raise ValueError(f"images must be uint8 (N, C, H, W), got {images.dtype} {tuple(images.shape)}")
+        if len(images) != len(labels):
+            raise ValueError(f"{len(images)} images but {len(labels)} labels")
+        self._images = images
+        self.labels = np.asarray(labels, dtype=np.int64)
+        self.test_indices = test_indices
+        n, c, h, w = images.shape
+        self.info = DatasetInfo(classes=classes, channels=c, size=(h, w), count=n)
+
+    def image(self, index: int) -> torch.Tensor:
+        return self._images[index]
+
+    def images(self) -> torch.Tensor | None:
+        return self._images

@@ -1,0 +1,1 @@
+"""Graph spec, validation and shape inference."""

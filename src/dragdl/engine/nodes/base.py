@@ -1,0 +1,126 @@
+"""Category base classes: the hooks each kind of node provides to validation and the compiler."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+from torch import nn
+
+from dragdl.engine.data.base import DataContext, DatasetInfo, ImageSource
+from dragdl.engine.nodes.registry import NodeType, P, Port
+
+Shape = tuple[int | None, ...]
+"""A per-sample shape: (C, H, W) for images and feature maps, (F,) for flat features. None = unknown."""
+
+
+def format_shape(shape: Shape) -> str:
+    return "x".join("?" if dim is None else str(dim) for dim in shape)
+
+
+@dataclass(frozen=True)
+class ShapeContext:
+    """Graph-wide facts a layer may need when inferring its shape or building itself."""
+
+    num_classes: int | None
+    node_id: str = ""
+
+
+class DatasetNode(NodeType[P]):
+    category: ClassVar = "dataset"
+    outputs: ClassVar = (Port("out", ("images",), label="images"),)
+
+    @abstractmethod
+    def describe(self, params: P, ctx: DataContext) -> DatasetInfo:
+        """Cheap facts about the dataset (classes, channels, size); raises DatasetError."""
+
+    @abstractmethod
+    def open(self, params: P, ctx: DataContext) -> ImageSource:
+        """Open the dataset for training; raises DatasetError."""
+
+    def codegen(self, params: P) -> str:
+        """Python source of a `load_dataset()` body for the standalone script."""
+        raise NotImplementedError(f"{self.type} cannot be exported as code yet")
+
+
+class OpNode(NodeType[P]):
+    """A data operator: image -> image, built on torchvision.transforms.v2."""
+
+    category: ClassVar = "op"
+    inputs: ClassVar = (Port("in", ("images",), label="images"),)
+    outputs: ClassVar = (Port("out", ("images",), label="images"),)
+    needs_float: ClassVar[bool] = False
+    """True when the op works on float images in [0, 1] (uint8 input is converted first)."""
+
+    def infer(self, params: P, shape: Shape) -> Shape:
+        """Output (C, H, W) for an input (C, H, W). Most ops keep the shape."""
+        return shape
+
+    @abstractmethod
+    def build(self, params: P, shape: Shape) -> nn.Module:
+        """The torchvision v2 transform (or an nn.Module acting like one)."""
+
+    @abstractmethod
+    def codegen(self, params: P, shape: Shape) -> str:
+        """A Python expression constructing the same transform, e.g. `v2.Resize((32, 32))`."""
+
+
+class LayerNode(NodeType[P]):
+    """A network layer: tensor -> tensor. The first layer receives the image batch."""
+
+    category: ClassVar = "layer"
+    inputs: ClassVar = (Port("in", ("images", "tensor"), label="input"),)
+    outputs: ClassVar = (Port("out", ("tensor",), label="output"),)
+
+    @abstractmethod
+    def infer(self, params: P, inputs: list[Shape], ctx: ShapeContext) -> Shape:
+        """Output shape for the input shapes; raises NodeError naming the field and both shapes."""
+
+    @abstractmethod
+    def build(self, params: P, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
+        """The torch module. Multi-input layers receive their inputs as positional arguments."""
+
+    @abstractmethod
+    def codegen(self, params: P, inputs: list[Shape], ctx: ShapeContext) -> str:
+        """A Python expression constructing the same module, e.g. `nn.Conv2d(1, 16, 3)`."""
+
+
+class TrainNode(NodeType[P]):
+    """The sink: how to train what flows into it."""
+
+    category: ClassVar = "train"
+    inputs: ClassVar = (Port("in", ("tensor", "logits"), label="model output"),)
+
+
+class EmptyParams(BaseModel):
+    model_config = {"extra": "forbid"}
+
+
+def literal_repr(value: Any) -> str:
+    """repr() for code generation of plain JSON values (floats keep a readable form)."""
+    return repr(value)
+
+
+class ModelNode(NodeType[P]):
+    """A pretrained backbone with its classifier cut off and a new head for the dataset's classes."""
+
+    category: ClassVar = "model"
+    inputs: ClassVar = (Port("in", ("images",), label="images"),)
+    outputs: ClassVar = (Port("out", ("logits",), label="logits"),)
+
+    @abstractmethod
+    def infer(self, params: P, shape: Shape, ctx: ShapeContext) -> Shape:
+        """Output shape: (num_classes,). Raises NodeError (for example when weights are missing)."""
+
+    @abstractmethod
+    def build(self, params: P, shape: Shape, ctx: ShapeContext) -> nn.Module:
+        """The torch module taking the image batch and returning logits."""
+
+    def codegen(self, params: P, shape: Shape, ctx: ShapeContext) -> str:
+        raise NotImplementedError(f"{self.type} cannot be exported as code yet")
+
+    def describe_input(self, params: P) -> dict[str, Any]:
+        """What the backbone expects (input size, channels, normalization), shown by validation."""
+        return {}

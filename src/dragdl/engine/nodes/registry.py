@@ -1,0 +1,144 @@
+"""The node catalog: one registration per node type.
+
+Every consumer (the canvas palette and property forms, validation, the compiler, the code
+generator) reads node types from here. A node type is a small class: a typed Pydantic params
+model, its ports, and the category-specific hooks declared by the base classes in `base.py`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from dragdl.engine.graph.errors import GraphError
+
+Category = Literal["dataset", "op", "layer", "model", "train"]
+PortType = Literal["images", "tensor", "logits"]
+CATEGORIES: tuple[Category, ...] = ("dataset", "op", "layer", "model", "train")
+
+
+@dataclass(frozen=True)
+class Port:
+    """A typed connection point.
+
+    An output port produces exactly one type. An input port lists the types it accepts; an edge is
+    legal only when the source type is one of them, compared exactly (never by substring).
+    """
+
+    name: str
+    types: tuple[PortType, ...]
+    multiple: bool = False
+    label: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "types": list(self.types), "multiple": self.multiple, "label": self.label}
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class NodeType(ABC, Generic[P]):
+    """Base of every node type. Subclasses set the class attributes and register themselves."""
+
+    type: ClassVar[str]
+    category: ClassVar[Category]
+    title: ClassVar[str]
+    description: ClassVar[str]
+    params_model: type[P]
+    inputs: ClassVar[tuple[Port, ...]] = ()
+    outputs: ClassVar[tuple[Port, ...]] = ()
+    random: ClassVar[bool] = False
+    """Random data operators run on training batches only."""
+
+    def parse_params(self, raw: dict[str, Any], node_id: str | None = None) -> tuple[P | None, list[GraphError]]:
+        """Check raw JSON params; return the typed params or one error per bad field."""
+        try:
+            return self.params_model.model_validate(raw), []
+        except ValidationError as exc:
+            errors = []
+            for item in exc.errors():
+                field = ".".join(str(part) for part in item["loc"]) or None
+                received = item.get("input")
+                message = item["msg"]
+                if field is not None:
+                    message = f"{field}: {message}"
+                    if item["type"] != "missing" and not isinstance(received, dict):
+                        message += f" (got {received!r})"
+                errors.append(
+                    GraphError(
+                        code="param_invalid",
+                        message=message,
+                        node_id=node_id,
+                        field=field,
+                        details={"type": item["type"]},
+                    )
+                )
+            return None, errors
+
+    def input_port(self, name: str | None) -> Port | None:
+        return _find_port(self.inputs, name)
+
+    def output_port(self, name: str | None) -> Port | None:
+        return _find_port(self.outputs, name)
+
+    def catalog_entry(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "category": self.category,
+            "title": self.title,
+            "description": self.description,
+            "inputs": [port.to_json() for port in self.inputs],
+            "outputs": [port.to_json() for port in self.outputs],
+            "random": self.random,
+            "params_schema": self.params_model.model_json_schema(),
+        }
+
+
+def _find_port(ports: tuple[Port, ...], name: str | None) -> Port | None:
+    if name is None:
+        return ports[0] if len(ports) == 1 else None
+    for port in ports:
+        if port.name == name:
+            return port
+    return None
+
+
+_REGISTRY: dict[str, NodeType[Any]] = {}
+
+N = TypeVar("N", bound=type[NodeType[Any]])
+
+
+def register(cls: N) -> N:
+    """Class decorator: add one node type to the catalog (exactly once)."""
+    if cls.type in _REGISTRY:
+        raise ValueError(f"node type {cls.type!r} is registered twice")
+    prefix = cls.type.split(".", 1)[0]
+    if prefix != cls.category:
+        raise ValueError(f"node type {cls.type!r} must start with its category {cls.category!r}")
+    _REGISTRY[cls.type] = cls()
+    return cls
+
+
+def get_node_type(type_name: str) -> NodeType[Any] | None:
+    _load_catalog()
+    return _REGISTRY.get(type_name)
+
+
+def all_node_types() -> list[NodeType[Any]]:
+    _load_catalog()
+    order = {category: i for i, category in enumerate(CATEGORIES)}
+    return sorted(_REGISTRY.values(), key=lambda node: (order[node.category], node.type))
+
+
+def catalog() -> list[dict[str, Any]]:
+    """The whole catalog as JSON data (what `dragdl catalog --json` and the canvas use)."""
+    return [node.catalog_entry() for node in all_node_types()]
+
+
+def _load_catalog() -> None:
+    # Importing the families registers their node types; done lazily so that importing the
+    # registry alone stays cheap and free of import cycles.
+    import dragdl.engine.nodes  # noqa: F401
