@@ -26,6 +26,8 @@ class ShapeContext:
 
     num_classes: int | None
     node_id: str = ""
+    input_nodes: tuple[str, ...] = ()
+    """Ids of the nodes feeding each input, in order (for messages naming both sides)."""
 
 
 class DatasetNode(NodeType[P]):

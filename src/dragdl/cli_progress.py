@@ -1,0 +1,140 @@
+"""Rich progress bars and the final summary for `dragdl run`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from dragdl.engine.train.events import (
+    ErrorEvent,
+    Event,
+    LogEvent,
+    MetricEvent,
+    ProgressEvent,
+    StartEvent,
+    StatusEvent,
+)
+
+
+class RichReporter:
+    """Shows an epoch bar and a step bar, and one line of metrics per epoch."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
+        self.epoch_task: TaskID | None = None
+        self.step_task: TaskID | None = None
+        self.steps_per_epoch = 0
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, StartEvent):
+            self._start(event)
+        elif isinstance(event, ProgressEvent) and self.step_task is not None:
+            self.progress.update(self.step_task, completed=event.step, description=f"epoch {event.epoch}")
+        elif isinstance(event, MetricEvent):
+            self._metric(event)
+        elif isinstance(event, LogEvent) and event.level in ("warning", "error"):
+            self.console.print(f"[yellow]{event.level}:[/] {event.message}")
+        elif isinstance(event, ErrorEvent):
+            where = f" at node {event.node_id}" if event.node_id else ""
+            self.console.print(f"[red]error{where}:[/] {event.message}")
+        elif isinstance(event, StatusEvent) and event.status != "running":
+            self.close()
+
+    def _start(self, event: StartEvent) -> None:
+        self.console.print(
+            f"training on [bold]{event.device}[/]: {event.train_samples} train / {event.val_samples} val / "
+            f"{event.test_samples} test images, {event.trainable_parameters:,} trainable parameters"
+            + (f", resuming after epoch {event.resumed_from_epoch}" if event.resumed_from_epoch else "")
+        )
+        self.steps_per_epoch = event.steps_per_epoch
+        self.progress.start()
+        self.epoch_task = self.progress.add_task(
+            "epochs", total=event.epochs, completed=event.resumed_from_epoch or 0, info=""
+        )
+        self.step_task = self.progress.add_task("epoch", total=event.steps_per_epoch, info="")
+
+    def _metric(self, event: MetricEvent) -> None:
+        values = event.values
+        if event.scope == "step" and self.step_task is not None:
+            info = f"loss {values.get('loss', float('nan')):.4f}  acc {values.get('accuracy', 0):.3f}"
+            self.progress.update(self.step_task, info=info)
+        elif event.scope == "epoch" and self.epoch_task is not None:
+            self.progress.update(self.epoch_task, completed=event.epoch, info="")
+            self.progress.console.print(f"epoch {event.epoch:>3}  {_epoch_line(values)}")
+
+    def close(self) -> None:
+        self.progress.stop()
+
+    def print_summary(self, status: str, report: dict[str, Any], out: Path) -> None:
+        test = report.get("test") or {}
+        table = Table(title="Result", show_header=False, title_style="bold green")
+        table.add_column("metric", style="cyan")
+        table.add_column("value", justify="right")
+        table.add_row("status", status)
+        for key in ("test_accuracy", "test_top5_accuracy", "test_loss"):
+            if key in test:
+                table.add_row(key.replace("_", " "), _fmt(key, test[key]))
+        for key, value in (report.get("timings") or {}).items():
+            if isinstance(value, int | float) and key.endswith("_s"):
+                table.add_row(key[:-2].replace("_", " "), f"{value:.1f} s")
+        table.add_row("epochs", str(report.get("epochs_completed", len(report.get("history", [])))))
+        if report.get("stopped_early"):
+            table.add_row("early stopping", f"best epoch {report.get('best_epoch')}")
+        table.add_row("output", str(out))
+        self.console.print(table)
+        per_class = report.get("per_class")
+        if per_class:
+            classes = Table(title="Per class (test set)")
+            for column in ("class", "precision", "recall", "f1", "support"):
+                classes.add_column(column, justify="right" if column != "class" else "left")
+            for row in per_class:
+                classes.add_row(
+                    str(row["class"]),
+                    f"{row['precision']:.3f}",
+                    f"{row['recall']:.3f}",
+                    f"{row['f1']:.3f}",
+                    str(row["support"]),
+                )
+            self.console.print(classes)
+
+
+def _fmt(key: str, value: float) -> str:
+    return f"{value * 100:.2f}%" if "accuracy" in key else f"{value:.4f}"
+
+
+def _epoch_line(values: dict[str, float]) -> str:
+    parts = []
+    for key, label in (
+        ("loss", "loss"),
+        ("accuracy", "acc"),
+        ("val_loss", "val_loss"),
+        ("val_accuracy", "val_acc"),
+        ("samples_per_s", "img/s"),
+        ("epoch_time_s", "s"),
+    ):
+        if key in values:
+            value = values[key]
+            parts.append(f"{label} {value:.0f}" if key == "samples_per_s" else f"{label} {value:.4g}")
+    return "  ".join(parts)

@@ -1,0 +1,1 @@
+"""Graph -> Plan of torch objects; graph -> standalone PyTorch script."""

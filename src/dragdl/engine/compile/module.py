@@ -1,0 +1,71 @@
+"""The network a graph describes, as one nn.Module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+class LayerRuntimeError(RuntimeError):
+    """A layer failed on real data; carries the node id so the error can be shown on the canvas."""
+
+    def __init__(self, node_id: str, message: str) -> None:
+        super().__init__(f"node {node_id}: {message}")
+        self.node_id = node_id
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Step:
+    node_id: str
+    inputs: tuple[str, ...]
+    """Ids of the values feeding this node; `GraphModule.INPUT` is the image batch."""
+    release: tuple[str, ...] = ()
+    """Values no later step needs, dropped after this step to keep peak memory low."""
+
+
+class GraphModule(nn.Module):
+    """Runs the layer nodes in topological order; Add/Concat receive several inputs.
+
+    Submodules are keyed by node id, so checkpoints and bundles name their weights after the
+    canvas nodes (`layers.n3.weight`).
+    """
+
+    INPUT = "__input__"
+
+    def __init__(self, layers: dict[str, nn.Module], steps: list[Step], output: str) -> None:
+        super().__init__()
+        self.layers = nn.ModuleDict(layers)
+        self.steps = steps
+        self.output = output
+
+    @staticmethod
+    def plan_steps(order: list[tuple[str, tuple[str, ...]]], output: str) -> list[Step]:
+        """Add release lists: each value is dropped after its last use."""
+        last_use: dict[str, int] = {}
+        for index, (_, inputs) in enumerate(order):
+            for source in inputs:
+                last_use[source] = index
+        steps = []
+        for index, (node_id, inputs) in enumerate(order):
+            release = tuple(
+                source for source in dict.fromkeys(inputs) if last_use[source] == index and source != output
+            )
+            steps.append(Step(node_id=node_id, inputs=inputs, release=release))
+        return steps
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        values: dict[str, torch.Tensor] = {self.INPUT: images}
+        for step in self.steps:
+            args = [values[source] for source in step.inputs]
+            try:
+                values[step.node_id] = self.layers[step.node_id](*args)
+            except RuntimeError as exc:
+                if isinstance(exc, LayerRuntimeError):
+                    raise
+                raise LayerRuntimeError(step.node_id, str(exc).split("\n")[0]) from exc
+            for source in step.release:
+                del values[source]
+        return values[self.output]

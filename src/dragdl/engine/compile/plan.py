@@ -1,0 +1,155 @@
+"""compile(graph) -> Plan: the dataset, the operator stages, the network and the train config.
+
+Same graph + same seed -> same Plan (the network is initialised from the seed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, ImageSource
+from dragdl.engine.data.stages import OpStage
+from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
+from dragdl.engine.graph.spec import Graph
+from dragdl.engine.graph.validate import Analysis, analyze
+from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, Shape
+from dragdl.engine.compile.module import GraphModule
+from dragdl.engine.train.config import TrainConfig
+
+
+@dataclass
+class Plan:
+    graph: Graph
+    analysis: Analysis
+    source: ImageSource
+    stages: list[OpStage]
+    model: nn.Module
+    config: TrainConfig
+    classes: list[str]
+    input_shape: Shape
+    """Per-sample shape entering the network, e.g. (1, 28, 28)."""
+
+
+def compile_graph(
+    raw: dict[str, Any] | Graph,
+    ctx: DataContext,
+    overrides: dict[str, Any] | None = None,
+) -> Plan:
+    """Validate, then build every torch object. Raises GraphInvalid with all errors.
+
+    `overrides` replaces train params (for example `{"epochs": 1}` from the CLI).
+    """
+    analysis = analyze(raw, ctx)
+    if overrides:
+        _apply_overrides(analysis, overrides)
+    if analysis.errors:
+        raise GraphInvalid(analysis.errors)
+    structure = analysis.structure
+    assert structure.dataset_id is not None and structure.train_id is not None
+    config = structure.nodes[structure.train_id].params
+    assert isinstance(config, TrainConfig)
+
+    dataset_node = structure.nodes[structure.dataset_id]
+    assert isinstance(dataset_node.kind, DatasetNode) and dataset_node.params is not None
+    try:
+        source = dataset_node.kind.open(dataset_node.params, ctx)
+    except DatasetError as exc:
+        raise GraphInvalid(
+            [GraphError(code=exc.code, message=exc.message, node_id=structure.dataset_id, field=exc.field)]
+        ) from exc
+
+    stages = _build_stages(analysis)
+    torch.manual_seed(config.seed)
+    model = build_network(analysis)
+    network_input = structure.network_input
+    assert network_input is not None and analysis.dataset_info is not None
+    return Plan(
+        graph=analysis.graph,
+        analysis=analysis,
+        source=source,
+        stages=stages,
+        model=model,
+        config=config,
+        classes=list(analysis.dataset_info.classes),
+        input_shape=analysis.shapes[network_input],
+    )
+
+
+def compile_network(raw: dict[str, Any] | Graph, dataset_info: DatasetInfo) -> tuple[nn.Module, Analysis]:
+    """Rebuild only the network of a graph, from a stored dataset description (no dataset needed).
+
+    Used to load trained bundles: the weights come from the bundle, so the seed does not matter.
+    """
+    analysis = analyze(raw, DataContext(data_dir=Path("."), allow_download=False), dataset_info=dataset_info)
+    if analysis.errors:
+        raise GraphInvalid(analysis.errors)
+    return build_network(analysis), analysis
+
+
+def _apply_overrides(analysis: Analysis, overrides: dict[str, Any]) -> None:
+    structure = analysis.structure
+    if structure.train_id is None:
+        return
+    info = structure.nodes[structure.train_id]
+    merged = {**info.node.params, **overrides}
+    params, errors = info.kind.parse_params(merged, structure.train_id)
+    analysis.errors.extend(errors)
+    info.params = params
+    info.node = info.node.model_copy(update={"params": merged})
+
+
+def _build_stages(analysis: Analysis) -> list[OpStage]:
+    structure = analysis.structure
+    stages = []
+    for node_id in structure.pipeline:
+        info = structure.nodes[node_id]
+        kind = info.kind
+        assert isinstance(kind, OpNode) and info.params is not None
+        in_shape = analysis.shapes[structure.inputs[node_id][0]]
+        stages.append(
+            OpStage(
+                node_id=node_id,
+                transform=_node_call(node_id, lambda: kind.build(info.params, in_shape)),
+                random=kind.random,
+                needs_float=kind.needs_float,
+            )
+        )
+    return stages
+
+
+def build_network(analysis: Analysis) -> nn.Module:
+    """The layer/model nodes between the pipeline and the train node, as a GraphModule."""
+    structure = analysis.structure
+    network_input = structure.network_input
+    assert network_input is not None and structure.train_id is not None
+    layers: dict[str, nn.Module] = {}
+    order: list[tuple[str, tuple[str, ...]]] = []
+    for node_id in structure.order:
+        info = structure.nodes[node_id]
+        kind = info.kind
+        if not isinstance(kind, LayerNode | ModelNode):
+            continue
+        assert info.params is not None
+        sources = structure.inputs[node_id]
+        in_shapes = [analysis.shapes[s] for s in sources]
+        shape_ctx = analysis.shape_context(node_id)
+        if isinstance(kind, LayerNode):
+            module = _node_call(node_id, lambda: kind.build(info.params, in_shapes, shape_ctx))
+        else:
+            module = _node_call(node_id, lambda: kind.build(info.params, in_shapes[0], shape_ctx))
+        layers[node_id] = module
+        order.append((node_id, tuple(GraphModule.INPUT if s == network_input else s for s in sources)))
+    output = structure.inputs[structure.train_id][0]
+    return GraphModule(layers, GraphModule.plan_steps(order, output), output)
+
+
+def _node_call(node_id: str, build: Any) -> Any:
+    try:
+        return build()
+    except NodeError as exc:
+        raise GraphInvalid([exc.to_graph_error(node_id)]) from exc

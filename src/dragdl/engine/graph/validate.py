@@ -1,0 +1,183 @@
+"""Graph validation: the fixed stages of ARCHITECTURE.md section 3, all errors collected.
+
+schema -> node types -> params -> edges and port types -> cycles and reachability ->
+shape inference -> cross-node rules. The result carries every node's inferred output shape so
+the canvas can print shapes on edges, even when other parts of the graph are wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo
+from dragdl.engine.graph.errors import GraphError, NodeError
+from dragdl.engine.graph.spec import Graph
+from dragdl.engine.graph.structure import Structure, check_edges, check_nodes, check_topology, parse_graph
+from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, Shape, ShapeContext, format_shape
+
+
+class DatasetSummary(BaseModel):
+    classes: list[str]
+    count: int
+    channels: int
+    size: str | None = Field(description="HxW when all images share it.")
+
+
+class ValidationResult(BaseModel):
+    """What `POST /api/graphs/validate`, `dragdl validate` and the canvas receive."""
+
+    ok: bool
+    errors: list[GraphError] = Field(default_factory=list)
+    shapes: dict[str, str] = Field(default_factory=dict, description="Output shape per node id, e.g. 16x28x28.")
+    dataset: DatasetSummary | None = None
+    model_inputs: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="What each pretrained model node expects (size, normalization)."
+    )
+
+
+@dataclass
+class Analysis:
+    """Everything validation learned; the compiler builds from it."""
+
+    structure: Structure
+    shapes: dict[str, Shape] = field(default_factory=dict)
+    dataset_info: DatasetInfo | None = None
+    errors: list[GraphError] = field(default_factory=list)
+
+    @property
+    def graph(self) -> Graph:
+        return self.structure.graph
+
+    @property
+    def num_classes(self) -> int | None:
+        return len(self.dataset_info.classes) if self.dataset_info else None
+
+    def shape_context(self, node_id: str) -> ShapeContext:
+        return ShapeContext(
+            num_classes=self.num_classes,
+            node_id=node_id,
+            input_nodes=tuple(self.structure.inputs[node_id]),
+        )
+
+
+def analyze(
+    raw: dict[str, Any] | Graph, ctx: DataContext, dataset_info: DatasetInfo | None = None
+) -> Analysis:
+    """Run every stage and collect all errors in `Analysis.errors`.
+
+    `dataset_info` stands in for the dataset node's own description; a trained bundle uses it to
+    rebuild its network where the dataset is not available.
+    """
+    errors: list[GraphError] = []
+    graph = parse_graph(raw, errors)
+    if graph is None:
+        analysis = Analysis(structure=Structure(graph=Graph()), errors=errors)
+        return analysis
+    structure = check_nodes(graph, errors)
+    known_ids = {node.id for node in graph.nodes}
+    check_edges(structure, errors, unknown_ids=known_ids - set(structure.nodes))
+    check_topology(structure, errors)
+    analysis = Analysis(structure=structure, errors=errors)
+    if structure.order:
+        _infer_shapes(analysis, ctx, dataset_info)
+        _check_output(analysis)
+    return analysis
+
+
+def validate_graph(raw: dict[str, Any] | Graph, ctx: DataContext) -> ValidationResult:
+    return to_result(analyze(raw, ctx))
+
+
+def to_result(analysis: Analysis) -> ValidationResult:
+    info = analysis.dataset_info
+    model_inputs: dict[str, dict[str, Any]] = {}
+    for node_id, node in analysis.structure.nodes.items():
+        if isinstance(node.kind, ModelNode) and node.params is not None:
+            try:
+                model_inputs[node_id] = node.kind.describe_input(node.params)
+            except NodeError:
+                pass  # the same problem is already reported by shape inference
+    return ValidationResult(
+        ok=not analysis.errors,
+        errors=analysis.errors,
+        shapes={node_id: format_shape(shape) for node_id, shape in analysis.shapes.items()},
+        dataset=None
+        if info is None
+        else DatasetSummary(
+            classes=list(info.classes),
+            count=info.count,
+            channels=info.channels,
+            size=None if info.size is None else f"{info.size[0]}x{info.size[1]}",
+        ),
+        model_inputs=model_inputs,
+    )
+
+
+def _infer_shapes(analysis: Analysis, ctx: DataContext, known_dataset: DatasetInfo | None) -> None:
+    """Stage 6: walk the graph in order; a node is skipped when one of its inputs has no shape."""
+    structure = analysis.structure
+    for node_id in structure.order:
+        info = structure.nodes[node_id]
+        if info.params is None:
+            continue
+        sources = structure.inputs[node_id]
+        if (info.kind.inputs and not sources) or any(source not in analysis.shapes for source in sources):
+            continue  # an unconnected input is reported by the topology stage
+        in_shapes = [analysis.shapes[source] for source in sources]
+        kind = info.kind
+        try:
+            if isinstance(kind, DatasetNode):
+                dataset = known_dataset or kind.describe(info.params, ctx)
+                analysis.dataset_info = dataset
+                analysis.shapes[node_id] = (dataset.channels, *(dataset.size or (None, None)))
+            elif isinstance(kind, OpNode):
+                analysis.shapes[node_id] = kind.infer(info.params, in_shapes[0])
+            elif isinstance(kind, LayerNode):
+                analysis.shapes[node_id] = kind.infer(info.params, in_shapes, analysis.shape_context(node_id))
+            elif isinstance(kind, ModelNode):
+                shape_ctx = analysis.shape_context(node_id)
+                analysis.shapes[node_id] = kind.infer(info.params, in_shapes[0], shape_ctx)
+        except NodeError as exc:
+            analysis.errors.append(exc.to_graph_error(node_id))
+        except DatasetError as exc:
+            analysis.errors.append(
+                GraphError(code=exc.code, message=exc.message, node_id=node_id, field=exc.field)
+            )
+
+
+def _check_output(analysis: Analysis) -> None:
+    """Stage 7: the network must end in one score per class."""
+    structure = analysis.structure
+    train_id = structure.train_id
+    if train_id is None or not structure.inputs[train_id]:
+        return
+    last = structure.inputs[train_id][0]
+    shape = analysis.shapes.get(last)
+    classes = analysis.num_classes
+    if shape is None or classes is None:
+        return
+    if shape == (classes,):
+        return
+    label = structure.nodes[last].label
+    if len(shape) != 1:
+        message = (
+            f"the network ends with a {format_shape(shape)} feature map at {label}, but training needs one "
+            f"score per class ({classes}): add Flatten (or GlobalAvgPool) and a Linear with out_features 'auto'"
+        )
+    else:
+        message = (
+            f"the network ends with {format_shape(shape)} outputs at {label}, but the dataset has {classes} "
+            "classes: set out_features of the last Linear to 'auto'"
+        )
+    analysis.errors.append(
+        GraphError(
+            code="output_mismatch",
+            message=message,
+            node_id=last,
+            field="out_features" if len(shape) == 1 else None,
+            details={"shape": format_shape(shape), "classes": classes},
+        )
+    )

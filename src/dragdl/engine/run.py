@@ -1,0 +1,61 @@
+"""Graph in, trained model out: compile, split, build the data pipeline, train."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from dragdl.engine.compile.plan import Plan, compile_graph
+from dragdl.engine.data.base import DataContext
+from dragdl.engine.data.pipeline import Pipeline, build_pipeline
+from dragdl.engine.data.splits import split_indices
+from dragdl.engine.graph.spec import Graph
+from dragdl.engine.train.device import resolve_device
+from dragdl.engine.train.reporter import Reporter
+from dragdl.engine.train.trainer import TrainResult, train
+
+
+def prepare(plan: Plan) -> Pipeline:
+    """Split the dataset and set up batching for the plan's train config."""
+    config = plan.config
+    splits = split_indices(
+        plan.source.labels, config.val_split, config.test_split, config.seed, plan.source.test_indices
+    )
+    return build_pipeline(
+        plan.source, splits, plan.stages, config.batch_size, config.seed, resolve_device(config.device)
+    )
+
+
+def run_graph(
+    raw: dict[str, Any] | Graph,
+    ctx: DataContext,
+    out_dir: Path,
+    reporter: Reporter,
+    overrides: dict[str, Any] | None = None,
+    resume: bool = False,
+    stop: threading.Event | None = None,
+) -> TrainResult:
+    """Train the graph, writing graph.json, checkpoints, report.json and model.safetensors to `out_dir`.
+
+    Raises GraphInvalid (with every error) before anything is written when the graph is wrong.
+    """
+    plan = compile_graph(raw, ctx, overrides=overrides)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    graph = plan.graph.model_copy(deep=True)
+    train_node = graph.node(plan.analysis.structure.train_id or "")
+    train_node.params = plan.config.model_dump()
+    (out_dir / "graph.json").write_text(graph.model_dump_json(indent=2, by_alias=True), encoding="utf-8")
+    pipeline = prepare(plan)
+    try:
+        return train(plan.model, pipeline, plan.config, plan.classes, out_dir, reporter, resume=resume, stop=stop)
+    finally:
+        pipeline.close()
+
+
+def read_report(result: TrainResult) -> dict[str, Any]:
+    if result.report_path is None or not result.report_path.exists():
+        return {"status": result.status, "history": result.history}
+    report: dict[str, Any] = json.loads(result.report_path.read_text(encoding="utf-8"))
+    return report
