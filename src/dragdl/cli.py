@@ -44,7 +44,9 @@ def _read_graph(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         err_console.print(f"[red]error:[/] {path}: no such file")
     except json.JSONDecodeError as exc:
-        err_console.print(f"[red]error:[/] {path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")
+        err_console.print(
+            f"[red]error:[/] {path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        )
     except (UnicodeDecodeError, ValueError, OSError) as exc:
         err_console.print(f"[red]error:[/] {path}: {exc}")
     raise typer.Exit(2)
@@ -139,7 +141,9 @@ def run(
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         reporter.close()
-        err_console.print(f"[yellow]interrupted[/]; continue with: dragdl run {graph_file} --out {out} --resume")
+        err_console.print(
+            f"[yellow]interrupted[/]; continue with: dragdl run {graph_file} --out {out} --resume"
+        )
         raise typer.Exit(130) from None
     reporter.close()
     reporter.print_summary(result.status, read_report(result), out)
@@ -147,7 +151,9 @@ def run(
 
 @app.command("catalog")
 def catalog_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON (what the canvas uses).")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the catalog as JSON (what the canvas uses).")
+    ] = False,
 ) -> None:
     """List every node type: category, ports and params."""
     from dragdl.engine.nodes.registry import catalog
@@ -180,3 +186,6 @@ def schema() -> None:
 
 def main() -> None:  # pragma: no cover - console entry point
     app(sys.argv[1:])
+
+
+# Further command groups register themselves here (one line each).

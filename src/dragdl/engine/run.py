@@ -49,7 +49,9 @@ def run_graph(
     (out_dir / "graph.json").write_text(graph.model_dump_json(indent=2, by_alias=True), encoding="utf-8")
     pipeline = prepare(plan)
     try:
-        return train(plan.model, pipeline, plan.config, plan.classes, out_dir, reporter, resume=resume, stop=stop)
+        return train(
+            plan.model, pipeline, plan.config, plan.classes, out_dir, reporter, resume=resume, stop=stop
+        )
     finally:
         pipeline.close()
 

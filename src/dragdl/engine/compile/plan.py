@@ -5,6 +5,8 @@ Same graph + same seed -> same Plan (the network is initialised from the seed).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,13 +14,13 @@ from typing import Any
 import torch
 from torch import nn
 
+from dragdl.engine.compile.module import GraphModule
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, ImageSource
 from dragdl.engine.data.stages import OpStage
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.graph.validate import Analysis, analyze
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, Shape
-from dragdl.engine.compile.module import GraphModule
 from dragdl.engine.train.config import TrainConfig
 
 
@@ -111,10 +113,12 @@ def _build_stages(analysis: Analysis) -> list[OpStage]:
         kind = info.kind
         assert isinstance(kind, OpNode) and info.params is not None
         in_shape = analysis.shapes[structure.inputs[node_id][0]]
+        with _node_errors(node_id):
+            transform = kind.build(info.params, in_shape)
         stages.append(
             OpStage(
                 node_id=node_id,
-                transform=_node_call(node_id, lambda: kind.build(info.params, in_shape)),
+                transform=transform,
                 random=kind.random,
                 needs_float=kind.needs_float,
             )
@@ -138,18 +142,20 @@ def build_network(analysis: Analysis) -> nn.Module:
         sources = structure.inputs[node_id]
         in_shapes = [analysis.shapes[s] for s in sources]
         shape_ctx = analysis.shape_context(node_id)
-        if isinstance(kind, LayerNode):
-            module = _node_call(node_id, lambda: kind.build(info.params, in_shapes, shape_ctx))
-        else:
-            module = _node_call(node_id, lambda: kind.build(info.params, in_shapes[0], shape_ctx))
-        layers[node_id] = module
+        with _node_errors(node_id):
+            if isinstance(kind, LayerNode):
+                layers[node_id] = kind.build(info.params, in_shapes, shape_ctx)
+            else:
+                layers[node_id] = kind.build(info.params, in_shapes[0], shape_ctx)
         order.append((node_id, tuple(GraphModule.INPUT if s == network_input else s for s in sources)))
     output = structure.inputs[structure.train_id][0]
     return GraphModule(layers, GraphModule.plan_steps(order, output), output)
 
 
-def _node_call(node_id: str, build: Any) -> Any:
+@contextmanager
+def _node_errors(node_id: str) -> Iterator[None]:
+    """A node that refuses to build is reported like a validation error on that node."""
     try:
-        return build()
+        yield
     except NodeError as exc:
         raise GraphInvalid([exc.to_graph_error(node_id)]) from exc

@@ -27,7 +27,9 @@ def split_indices(
     `val_ratio` is taken of the remaining images.
     """
     if not (0 <= val_ratio < 1 and 0 <= test_ratio < 1 and val_ratio + test_ratio < 1):
-        raise ValueError(f"split ratios must be in [0, 1) and sum below 1, got val={val_ratio}, test={test_ratio}")
+        raise ValueError(
+            f"split ratios must be in [0, 1) and sum below 1, got val={val_ratio}, test={test_ratio}"
+        )
     labels = np.asarray(labels, dtype=np.int64)
     rng = np.random.default_rng(seed)
     pool = np.arange(len(labels))
@@ -43,8 +45,8 @@ def split_indices(
     for cls in np.unique(labels[pool]):
         members = pool[labels[pool] == cls]
         members = members[rng.permutation(len(members))]
-        n_test = int(round(len(members) * test_ratio))
-        n_val = int(round(len(members) * val_ratio))
+        n_test = round(len(members) * test_ratio)
+        n_val = round(len(members) * val_ratio)
         test_parts.append(members[:n_test])
         val_parts.append(members[n_test : n_test + n_val])
         train_parts.append(members[n_test + n_val :])

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-GRAPH_VERSION = 1
+GRAPH_VERSION: Literal[1] = 1
 NODE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 

@@ -89,9 +89,13 @@ def check_nodes(graph: Graph, errors: list[GraphError]) -> Structure:
     structure = Structure(graph=graph)
     known = [node.type for node in all_node_types()]
     for node in graph.nodes:
-        if node.id in structure.nodes or any(e.node_id == node.id and e.code == "duplicate_node_id" for e in errors):
+        if node.id in structure.nodes or any(
+            e.node_id == node.id and e.code == "duplicate_node_id" for e in errors
+        ):
             errors.append(
-                GraphError(code="duplicate_node_id", message=f"node id {node.id!r} is used twice", node_id=node.id)
+                GraphError(
+                    code="duplicate_node_id", message=f"node id {node.id!r} is used twice", node_id=node.id
+                )
             )
             continue
         kind = get_node_type(node.type)
@@ -136,14 +140,18 @@ def check_edges(structure: Structure, errors: list[GraphError], unknown_ids: set
             continue
         if edge.source == edge.target:
             errors.append(
-                GraphError(code="cycle", message=f"{source.label} is connected to itself", node_id=edge.source)
+                GraphError(
+                    code="cycle", message=f"{source.label} is connected to itself", node_id=edge.source
+                )
             )
             continue
         out_port = source.kind.output_port(edge.source_handle)
         in_port = target.kind.input_port(edge.target_handle)
         if out_port is None or in_port is None:
             side, info, handle = (
-                ("output", source, edge.source_handle) if out_port is None else ("input", target, edge.target_handle)
+                ("output", source, edge.source_handle)
+                if out_port is None
+                else ("input", target, edge.target_handle)
             )
             errors.append(
                 GraphError(
@@ -219,7 +227,9 @@ def check_topology(structure: Structure, errors: list[GraphError]) -> None:
     for node_id, info in structure.nodes.items():
         if info.kind.inputs and not structure.inputs[node_id]:
             errors.append(
-                GraphError(code="missing_input", message=f"{info.label} has no input connected", node_id=node_id)
+                GraphError(
+                    code="missing_input", message=f"{info.label} has no input connected", node_id=node_id
+                )
             )
     if not structure.order:
         return

@@ -7,6 +7,7 @@ the canvas can print shapes on edges, even when other parts of the graph are wro
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,15 @@ from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo
 from dragdl.engine.graph.errors import GraphError, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.graph.structure import Structure, check_edges, check_nodes, check_topology, parse_graph
-from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, Shape, ShapeContext, format_shape
+from dragdl.engine.nodes.base import (
+    DatasetNode,
+    LayerNode,
+    ModelNode,
+    OpNode,
+    Shape,
+    ShapeContext,
+    format_shape,
+)
 
 
 class DatasetSummary(BaseModel):
@@ -31,7 +40,9 @@ class ValidationResult(BaseModel):
 
     ok: bool
     errors: list[GraphError] = Field(default_factory=list)
-    shapes: dict[str, str] = Field(default_factory=dict, description="Output shape per node id, e.g. 16x28x28.")
+    shapes: dict[str, str] = Field(
+        default_factory=dict, description="Output shape per node id, e.g. 16x28x28."
+    )
     dataset: DatasetSummary | None = None
     model_inputs: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="What each pretrained model node expects (size, normalization)."
@@ -96,10 +107,9 @@ def to_result(analysis: Analysis) -> ValidationResult:
     model_inputs: dict[str, dict[str, Any]] = {}
     for node_id, node in analysis.structure.nodes.items():
         if isinstance(node.kind, ModelNode) and node.params is not None:
-            try:
+            # A node that cannot describe itself has its problem reported by shape inference.
+            with contextlib.suppress(NodeError):
                 model_inputs[node_id] = node.kind.describe_input(node.params)
-            except NodeError:
-                pass  # the same problem is already reported by shape inference
     return ValidationResult(
         ok=not analysis.errors,
         errors=analysis.errors,
@@ -124,8 +134,9 @@ def _infer_shapes(analysis: Analysis, ctx: DataContext, known_dataset: DatasetIn
         if info.params is None:
             continue
         sources = structure.inputs[node_id]
-        if (info.kind.inputs and not sources) or any(source not in analysis.shapes for source in sources):
-            continue  # an unconnected input is reported by the topology stage
+        unconnected = bool(info.kind.inputs) and not sources  # reported by the topology stage
+        if unconnected or any(source not in analysis.shapes for source in sources):
+            continue
         in_shapes = [analysis.shapes[source] for source in sources]
         kind = info.kind
         try:
@@ -165,7 +176,8 @@ def _check_output(analysis: Analysis) -> None:
     if len(shape) != 1:
         message = (
             f"the network ends with a {format_shape(shape)} feature map at {label}, but training needs one "
-            f"score per class ({classes}): add Flatten (or GlobalAvgPool) and a Linear with out_features 'auto'"
+            f"score per class ({classes}): add Flatten (or GlobalAvgPool) and a Linear "
+            "with out_features 'auto'"
         )
     else:
         message = (

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-import torch
 from pydantic import BaseModel, ConfigDict, Field
 from torch import nn
 
 from dragdl.engine.graph.errors import NodeError
 from dragdl.engine.nodes.base import EmptyParams, LayerNode, Shape, ShapeContext, format_shape
-from dragdl.engine.nodes.registry import Port, register
+from dragdl.engine.nodes.registry import register
 
 _STRICT = ConfigDict(extra="forbid")
 
@@ -41,7 +40,9 @@ def _spatial_out(size: int | None, kernel: int, stride: int, padding: int, dilat
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def _check_spatial(node: LayerNode[Any], shape: Shape, out: tuple[int | None, int | None], field: str) -> None:
+def _check_spatial(
+    node: LayerNode[Any], shape: Shape, out: tuple[int | None, int | None], field: str
+) -> None:
     if any(dim is not None and dim < 1 for dim in out):
         raise NodeError(
             "shape_mismatch",
@@ -93,7 +94,7 @@ class Conv2d(LayerNode[Conv2dParams]):
     params_model = Conv2dParams
 
     def infer(self, params: Conv2dParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
-        channels, h, w = _image(self, inputs[0], ctx)
+        _, h, w = _image(self, inputs[0], ctx)
         padding = _conv_padding(params)
         if padding == "same":
             out = (h, w)
@@ -107,7 +108,12 @@ class Conv2d(LayerNode[Conv2dParams]):
     def build(self, params: Conv2dParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
         channels = _image(self, inputs[0], ctx)[0]
         return nn.Conv2d(
-            channels, params.out_channels, params.kernel_size, params.stride, _conv_padding(params), bias=params.bias
+            channels,
+            params.out_channels,
+            params.kernel_size,
+            params.stride,
+            _conv_padding(params),
+            bias=params.bias,
         )
 
     def codegen(self, params: Conv2dParams, inputs: list[Shape], ctx: ShapeContext) -> str:
@@ -298,7 +304,8 @@ class LinearParams(BaseModel):
     model_config = _STRICT
     out_features: Literal["auto"] | int = Field(
         "auto",
-        description="Number of outputs. 'auto' = the dataset's number of classes (use it for the last layer).",
+        description="Number of outputs. 'auto' = the dataset's number of classes "
+        "(use it for the last layer).",
     )
     bias: bool = Field(True, description="Learn an additive bias per output.")
 

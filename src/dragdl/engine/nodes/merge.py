@@ -46,7 +46,9 @@ def _need_two(node: LayerNode[EmptyParams], inputs: list[Shape]) -> None:
 class Add(LayerNode[EmptyParams]):
     type = "layer.Add"
     title = "Add"
-    description = "Adds its inputs element-wise (a residual / skip connection). All inputs must have one shape."
+    description = (
+        "Adds its inputs element-wise (a residual / skip connection). All inputs must have one shape."
+    )
     params_model = EmptyParams
     inputs = (Port("in", ("images", "tensor"), multiple=True, label="inputs"),)
 

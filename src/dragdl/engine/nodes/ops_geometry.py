@@ -28,7 +28,9 @@ _MODES = {
 class SizeParams(BaseModel):
     model_config = _STRICT
     height: int = Field(32, ge=1, le=4096, description="Output height in pixels.")
-    width: int | None = Field(None, ge=1, le=4096, description="Output width in pixels; empty = same as height.")
+    width: int | None = Field(
+        None, ge=1, le=4096, description="Output width in pixels; empty = same as height."
+    )
 
     @property
     def size(self) -> tuple[int, int]:
@@ -185,7 +187,9 @@ class RandomVerticalFlip(OpNode[FlipParams]):
 
 class RotationParams(BaseModel):
     model_config = _STRICT
-    degrees: float = Field(15.0, ge=0.0, le=180.0, description="Rotate by a random angle in [-degrees, degrees].")
+    degrees: float = Field(
+        15.0, ge=0.0, le=180.0, description="Rotate by a random angle in [-degrees, degrees]."
+    )
 
 
 @register

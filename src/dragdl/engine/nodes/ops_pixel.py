@@ -26,6 +26,9 @@ class FittedNormalize(nn.Module):
     operators); the statistics are then kept as buffers so they travel with checkpoints and bundles.
     """
 
+    mean: torch.Tensor
+    std: torch.Tensor
+
     def __init__(self, channels: int) -> None:
         super().__init__()
         self.register_buffer("mean", torch.zeros(channels, 1, 1))
@@ -55,7 +58,9 @@ class NormalizeParams(BaseModel):
         "(for 3-channel images); 'custom' uses the numbers below.",
     )
     mean: list[float] | None = Field(None, description="Per-channel mean (custom preset).", max_length=3)
-    std: list[float] | None = Field(None, description="Per-channel standard deviation (custom preset).", max_length=3)
+    std: list[float] | None = Field(
+        None, description="Per-channel standard deviation (custom preset).", max_length=3
+    )
 
 
 def _normalize_stats(params: NormalizeParams, channels: int) -> tuple[list[float], list[float]] | None:
@@ -253,5 +258,3 @@ class Lambda(OpNode[LambdaParams]):
 
     def codegen(self, params: LambdaParams, shape: Shape) -> str:
         return f"v2.Lambda(lambda x: {_parse(params).to_code('x')})"
-
-

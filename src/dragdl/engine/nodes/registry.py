@@ -7,6 +7,7 @@ model, its ports, and the category-specific hooks declared by the base classes i
 
 from __future__ import annotations
 
+import builtins
 from abc import ABC
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypeVar
@@ -47,13 +48,15 @@ class NodeType(ABC, Generic[P]):
     category: ClassVar[Category]
     title: ClassVar[str]
     description: ClassVar[str]
-    params_model: type[P]
+    params_model: builtins.type[P]
     inputs: ClassVar[tuple[Port, ...]] = ()
     outputs: ClassVar[tuple[Port, ...]] = ()
     random: ClassVar[bool] = False
     """Random data operators run on training batches only."""
 
-    def parse_params(self, raw: dict[str, Any], node_id: str | None = None) -> tuple[P | None, list[GraphError]]:
+    def parse_params(
+        self, raw: dict[str, Any], node_id: str | None = None
+    ) -> tuple[P | None, list[GraphError]]:
         """Check raw JSON params; return the typed params or one error per bad field."""
         try:
             return self.params_model.model_validate(raw), []
