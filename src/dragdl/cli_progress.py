@@ -66,12 +66,12 @@ class RichReporter:
         self.console.print(
             f"training on [bold]{event.device}[/]: {event.train_samples} train / {event.val_samples} val / "
             f"{event.test_samples} test images, {event.trainable_parameters:,} trainable parameters"
-            + (f", resuming after epoch {event.resumed_from_epoch}" if event.resumed_from_epoch else "")
+            + (f", resuming in epoch {event.resumed_from_epoch}" if event.resumed_from_epoch else "")
         )
         self.steps_per_epoch = event.steps_per_epoch
         self.progress.start()
         self.epoch_task = self.progress.add_task(
-            "epochs", total=event.epochs, completed=event.resumed_from_epoch or 0, info=""
+            "epochs", total=event.epochs, completed=max(0, (event.resumed_from_epoch or 1) - 1), info=""
         )
         self.step_task = self.progress.add_task("epoch", total=event.steps_per_epoch, info="")
 

@@ -1,0 +1,1 @@
+"""The FastAPI service. Importing it must stay fast: torch and the engine load lazily."""

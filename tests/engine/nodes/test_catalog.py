@@ -1,0 +1,114 @@
+"""The node catalog: every node type is complete, and its generated code builds the same object."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+from torchvision.transforms import v2
+
+from dragdl.engine.nodes.base import LayerNode, OpNode, ShapeContext
+from dragdl.engine.nodes.merge import AddModule, ConcatModule
+from dragdl.engine.nodes.registry import CATEGORIES, all_node_types, catalog, get_node_type
+
+IMAGE_SHAPE = (3, 16, 16)
+OP_SHAPE = (3, 40, 40)  # larger than the default crop sizes
+
+
+def test_every_node_type_is_documented() -> None:
+    for kind in all_node_types():
+        assert kind.type.split(".")[0] == kind.category in CATEGORIES
+        assert kind.title and kind.description, kind.type
+        schema = kind.params_model.model_json_schema()
+        for name, prop in schema.get("properties", {}).items():
+            assert prop.get("description"), f"{kind.type}.{name} has no help text"
+
+
+def test_catalog_is_plain_json_with_ports() -> None:
+    entries = catalog()
+    assert json.loads(json.dumps(entries)) == entries
+    types = {entry["type"] for entry in entries}
+    for expected in (
+        "dataset.builtin",
+        "op.Resize",
+        "op.Normalize",
+        "op.Lambda",
+        "op.RandomAffine",
+        "layer.Conv2d",
+        "layer.Add",
+        "layer.Concat",
+        "train.Classifier",
+    ):
+        assert expected in types
+    add = next(e for e in entries if e["type"] == "layer.Add")
+    assert add["inputs"][0]["multiple"] is True
+    assert next(e for e in entries if e["type"] == "op.ColorJitter")["random"] is True
+    assert next(e for e in entries if e["type"] == "op.Resize")["random"] is False
+
+
+def layer_cases() -> list[tuple[str, dict[str, Any], list[tuple[int, ...]]]]:
+    flat = [(32,)]
+    image = [IMAGE_SHAPE]
+    cases: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = []
+    for kind in all_node_types():
+        if not isinstance(kind, LayerNode):
+            continue
+        if kind.type in ("layer.Linear", "layer.BatchNorm1d"):
+            cases.append((kind.type, {}, flat))
+        elif kind.type in ("layer.Add", "layer.Concat"):
+            cases.append((kind.type, {}, [IMAGE_SHAPE, IMAGE_SHAPE]))
+        else:
+            cases.append((kind.type, {}, image))
+    cases.append(("layer.Conv2d", {"out_channels": 8, "kernel_size": 4, "stride": 1}, image))
+    cases.append(("layer.Conv2d", {"out_channels": 8, "kernel_size": 5, "stride": 2, "bias": False}, image))
+    cases.append(("layer.MaxPool2d", {"kernel_size": 3, "stride": 2, "padding": 1}, image))
+    return cases
+
+
+@pytest.mark.parametrize(("type_name", "params", "shapes"), layer_cases())
+def test_layer_codegen_matches_build_and_infer(
+    type_name: str, params: dict[str, Any], shapes: list[tuple[int, ...]]
+) -> None:
+    kind = get_node_type(type_name)
+    assert isinstance(kind, LayerNode)
+    parsed = kind.params_model.model_validate(params)
+    ctx = ShapeContext(num_classes=10, node_id="n1")
+    built = kind.build(parsed, list(shapes), ctx)
+    namespace = {"nn": nn, "torch": torch, "Add": AddModule, "Concat": ConcatModule}
+    generated = eval(kind.codegen(parsed, list(shapes), ctx), namespace)  # test-only: our own generated code
+    assert type(generated) is type(built)
+    assert [p.shape for p in generated.parameters()] == [p.shape for p in built.parameters()]
+    generated.load_state_dict(built.state_dict())
+    built.eval()
+    generated.eval()
+    inputs = [torch.randn(2, *shape) for shape in shapes]
+    out = built(*inputs)
+    assert torch.equal(out, generated(*inputs))
+    assert tuple(out.shape[1:]) == kind.infer(parsed, list(shapes), ctx)
+
+
+@pytest.mark.parametrize("kind", [k for k in all_node_types() if isinstance(k, OpNode)], ids=lambda k: k.type)
+def test_op_codegen_matches_build(kind: OpNode[Any]) -> None:
+    params = kind.params_model.model_validate({})
+    if kind.type == "op.Normalize":
+        params = kind.params_model.model_validate({"preset": "imagenet"})
+    image = torch.rand(*OP_SHAPE)
+    built = kind.build(params, OP_SHAPE)
+    generated = eval(kind.codegen(params, OP_SHAPE), {"v2": v2, "torch": torch})  # test-only
+    torch.manual_seed(3)
+    expected = built(image)
+    torch.manual_seed(3)
+    assert torch.allclose(generated(image), expected)
+    assert tuple(expected.shape) == kind.infer(params, OP_SHAPE)
+
+
+def test_crop_larger_than_image_is_a_shape_error() -> None:
+    from dragdl.engine.graph.errors import NodeError
+
+    kind = get_node_type("op.CenterCrop")
+    assert isinstance(kind, OpNode)
+    with pytest.raises(NodeError, match="larger than the incoming images"):
+        kind.infer(kind.params_model.model_validate({"height": 32}), IMAGE_SHAPE)

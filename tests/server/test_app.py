@@ -1,0 +1,70 @@
+"""The server: starts fast (no torch at import), serves the catalog and validates graphs."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from dragdl.server.app import create_app
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_server_import_does_not_load_torch() -> None:
+    code = "import sys, dragdl.server.app; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_catalog_and_validation_endpoints(tmp_path: Path) -> None:
+    client = TestClient(create_app(tmp_path))
+    assert client.get("/api/health").json()["status"] == "ok"
+    catalog = client.get("/api/catalog").json()
+    assert any(entry["type"] == "layer.Conv2d" for entry in catalog)
+    graph = json.loads((EXAMPLES / "sketcher_cnn.json").read_text())
+    result = client.post("/api/graphs/validate", json=graph).json()
+    assert result["ok"] is True and result["shapes"]["conv1"] == "16x28x28"
+    graph["nodes"][2]["params"]["kernel_size"] = 99
+    bad = client.post("/api/graphs/validate", json=graph)
+    assert bad.status_code == 200
+    assert bad.json()["errors"][0]["node_id"] == "conv1"
+    assert client.post("/api/graphs/validate", json=[1, 2]).status_code == 422
+    assert "operationId" in json.dumps(client.get("/openapi.json").json())
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_dragdl_serve_answers_on_loopback(tmp_path: Path) -> None:
+    port = _free_port()
+    exe = Path(sys.executable).parent / "dragdl"
+    server = subprocess.Popen(
+        [str(exe), "serve", "--port", str(port), "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        body = None
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2) as response:
+                    body = json.loads(response.read())
+                    break
+            except OSError:
+                time.sleep(0.2)  # polling for the port to open, bounded by the deadline
+        assert body is not None and body["status"] == "ok"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -1,0 +1,122 @@
+"""The `dragdl` command line: clear errors by node, never a traceback; a real training run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from dragdl.cli import app
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+runner = CliRunner()
+
+
+def example(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((EXAMPLES / f"{name}.json").read_text())
+    return data
+
+
+def write(path: Path, graph: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(graph))
+    return path
+
+
+def dragdl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the real console script in a subprocess, as a user would."""
+    exe = Path(sys.executable).parent / "dragdl"
+    return subprocess.run(
+        [str(exe), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"COLUMNS": "200", "PATH": ""},
+    )
+
+
+def test_validate_prints_shapes_for_a_valid_graph(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["validate", str(EXAMPLES / "sketcher_cnn.json"), "--data-dir", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "valid" in result.output and "16x28x28" in result.output and "576" in result.output
+
+
+def test_validate_json_output(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(EXAMPLES / "sketcher_cnn.json"), "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["ok"] is True and data["shapes"]["pool3"] == "64x3x3"
+
+
+def test_invalid_graph_lists_errors_by_node_without_traceback(tmp_path: Path) -> None:
+    graph = example("sketcher_cnn")
+    graph["nodes"][2]["params"]["out_channels"] = "many"
+    graph["edges"].append({"source": "conv1", "target": "norm"})
+    path = write(tmp_path / "bad.json", graph)
+    for command in ("validate", "run"):
+        result = dragdl(command, str(path), cwd=tmp_path)
+        assert result.returncode == 1, result.stderr
+        assert "Traceback" not in result.stdout + result.stderr
+        assert "conv1" in result.stderr and "out_channels" in result.stderr
+        assert "port_type_mismatch" in result.stderr or "too_many_inputs" in result.stderr
+
+
+def test_malformed_json_names_the_position(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"version": 1, "nodes": [\n  {"id": "a",, }\n]}')
+    result = dragdl("validate", str(path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "line 2" in result.stderr and "Traceback" not in result.stderr
+    missing = dragdl("run", str(tmp_path / "nope.json"), cwd=tmp_path)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_catalog_and_schema_are_json() -> None:
+    catalog = runner.invoke(app, ["catalog", "--json"])
+    assert catalog.exit_code == 0
+    assert any(entry["type"] == "layer.Conv2d" for entry in json.loads(catalog.output))
+    table = runner.invoke(app, ["catalog"])
+    assert table.exit_code == 0 and "op.RandomAffine" in table.output
+    schema = runner.invoke(app, ["schema"])
+    assert schema.exit_code == 0 and "nodes" in json.loads(schema.output)["properties"]
+
+
+@pytest.mark.slow
+def test_run_trains_then_resume_extends_the_run(tmp_path: Path) -> None:
+    graph = example("sketcher_cnn")
+    graph["nodes"][0]["params"]["name"] = "digits"
+    graph["nodes"] = [n for n in graph["nodes"] if n["id"] not in ("pool3", "conv3", "relu3")]
+    graph["edges"] = [e for e in graph["edges"] if e["source"] not in ("pool2", "conv3", "relu3", "pool3")]
+    graph["edges"].append({"source": "pool2", "target": "flatten"})
+    path = write(tmp_path / "digits.json", graph)
+    out = tmp_path / "run"
+    first = dragdl(
+        "run", str(path), "--epochs", "2", "--out", str(out), "--data-dir", str(tmp_path), cwd=tmp_path
+    )
+    assert first.returncode == 0, first.stderr + first.stdout
+    assert "test accuracy" in first.stdout and "Per class" in first.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["epochs_completed"] == 2 and report["test"]["test_accuracy"] > 0.5
+    assert (out / "model.safetensors").exists() and (out / "graph.json").exists()
+    second = dragdl(
+        "run",
+        str(path),
+        "--epochs",
+        "3",
+        "--out",
+        str(out),
+        "--resume",
+        "--data-dir",
+        str(tmp_path),
+        cwd=tmp_path,
+    )
+    assert second.returncode == 0, second.stderr + second.stdout
+    assert "resuming in epoch 3" in second.stdout
+    assert json.loads((out / "report.json").read_text())["epochs_completed"] == 3
