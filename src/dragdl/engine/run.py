@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from dragdl.engine.bundle.writer import write_bundle
 from dragdl.engine.compile.plan import Plan, compile_graph
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.pipeline import Pipeline, build_pipeline
@@ -39,6 +40,8 @@ def run_graph(
 ) -> TrainResult:
     """Train the graph, writing graph.json, checkpoints, report.json and model.safetensors to `out_dir`.
 
+    A run that succeeds also gets model.json, which makes `out_dir` a bundle (engine.bundle).
+
     Raises GraphInvalid (with every error) before anything is written when the graph is wrong.
     """
     plan = compile_graph(raw, ctx, overrides=overrides)
@@ -49,11 +52,14 @@ def run_graph(
     (out_dir / "graph.json").write_text(graph.model_dump_json(indent=2, by_alias=True), encoding="utf-8")
     pipeline = prepare(plan)
     try:
-        return train(
+        result = train(
             plan.model, pipeline, plan.config, plan.classes, out_dir, reporter, resume=resume, stop=stop
         )
     finally:
         pipeline.close()
+    if result.status == "succeeded":
+        write_bundle(out_dir, graph, plan, pipeline.fitted, read_report(result))
+    return result
 
 
 def read_report(result: TrainResult) -> dict[str, Any]:

@@ -15,7 +15,8 @@ _HOME = """<!doctype html><html><head><meta charset="utf-8"><title>DragDL</title
 code{background:#f3f4f6;padding:.1rem .3rem;border-radius:.25rem}</style></head>
 <body><h1>DragDL</h1><p>The DragDL server is running (version {version}).</p>
 <p>The API is described at <a href="/docs">/docs</a>. Try <code>GET /api/catalog</code> or
-<code>POST /api/graphs/validate</code>; train from the command line with <code>dragdl run graph.json</code>.</p>
+<code>POST /api/graphs/validate</code>; train from the command line with
+<code>dragdl run graph.json</code>.</p>
 </body></html>"""
 
 
