@@ -184,29 +184,12 @@ def schema() -> None:
     typer.echo(json.dumps(graph_json_schema(), indent=2))
 
 
-@app.command()
-def serve(
-    host: Annotated[str, typer.Option(help="Address to bind; loopback by default.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    data_dir: DataDirOption = None,
-) -> None:
-    """Start the DragDL server (API docs at /docs)."""
-    import uvicorn
-
-    from dragdl.server.app import create_app
-
-    directory = (data_dir or default_data_dir()).expanduser()
-    directory.mkdir(parents=True, exist_ok=True)
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        err_console.print(
-            f"[yellow]warning:[/] listening on {host}: the server is reachable from other machines"
-        )
-    console.print(f"DragDL serving on http://{host}:{port} (data in {directory})")
-    uvicorn.run(create_app(directory), host=host, port=port, log_level="info")
-
-
 def main() -> None:  # pragma: no cover - console entry point
     app(sys.argv[1:])
 
 
 # Further command groups register themselves here (one line each).
+__import__("dragdl.cli_model").cli_model.register(app)  # predict, export (lazy-importing commands)
+from dragdl import cli_server as _cli_server  # noqa: E402
+
+_cli_server.register(app)

@@ -13,6 +13,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from dragdl.server.app import create_app
+from dragdl.server.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -24,7 +25,7 @@ def test_server_import_does_not_load_torch() -> None:
 
 
 def test_catalog_and_validation_endpoints(tmp_path: Path) -> None:
-    client = TestClient(create_app(tmp_path))
+    client = TestClient(create_app(Settings.from_env(tmp_path)))
     assert client.get("/api/health").json()["status"] == "ok"
     catalog = client.get("/api/catalog").json()
     assert any(entry["type"] == "layer.Conv2d" for entry in catalog)

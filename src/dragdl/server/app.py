@@ -1,14 +1,20 @@
-"""The FastAPI application and `dragdl serve`."""
+"""The FastAPI application and its start-up: database migrations, then the task runner."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
 from dragdl import __version__
+from dragdl.server.db.migrate import upgrade_database
+from dragdl.server.db.session import make_engine, make_session_factory
 from dragdl.server.routes import catalog, graphs, health
+from dragdl.server.settings import Settings
+
+ROUTERS = (health.router, catalog.router, graphs.router)
 
 _HOME = """<!doctype html><html><head><meta charset="utf-8"><title>DragDL</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;color:#1f2937}
@@ -20,11 +26,30 @@ code{background:#f3f4f6;padding:.1rem .3rem;border-radius:.25rem}</style></head>
 </body></html>"""
 
 
-def create_app(data_dir: Path) -> FastAPI:
-    app = FastAPI(title="DragDL", version=__version__, description="Visual deep-learning workbench API.")
-    app.state.data_dir = data_dir
-    for module in (health, catalog, graphs):
-        app.include_router(module.router)
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    settings: Settings = app.state.settings
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade_database(settings.database_url)
+    engine = make_engine(settings.database_url)
+    app.state.sessions = make_session_factory(engine)
+    app.state.runner = None  # the Ray runner is started here once it lands
+    try:
+        yield
+    finally:
+        engine.dispose()
+
+
+def create_app(settings: Settings) -> FastAPI:
+    app = FastAPI(
+        title="DragDL",
+        version=__version__,
+        description="Visual deep-learning workbench API.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    for router in ROUTERS:
+        app.include_router(router)
 
     @app.get("/", include_in_schema=False)
     def home() -> HTMLResponse:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,12 +33,23 @@ class DatasetInfo:
 
 
 @dataclass(frozen=True)
+class UploadedDataset:
+    """A dataset the server stored for a user: which reader to use and where its files are."""
+
+    kind: str
+    """folder | csv | bitmaps"""
+    path: Path
+
+
+@dataclass(frozen=True)
 class DataContext:
     """Where datasets live and whether they may be fetched from the network."""
 
     data_dir: Path
     """Root for relative paths and caches (`~/.dragdl` by default)."""
     allow_download: bool = True
+    uploaded: Mapping[str, UploadedDataset] = field(default_factory=dict)
+    """The uploaded datasets the caller may use, by id (filled by the server for its user)."""
 
     @property
     def cache_dir(self) -> Path:

@@ -1,0 +1,37 @@
+"""`dragdl serve` and the commands that talk to a running server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Address to bind; loopback by default.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Data directory (default: $DRAGDL_DATA_DIR or ~/.dragdl)."),
+    ] = None,
+) -> None:
+    """Start the DragDL server (API docs at /docs)."""
+    import uvicorn
+
+    from dragdl.server.app import create_app
+    from dragdl.server.settings import LOOPBACK_HOSTS, Settings
+
+    console = Console()
+    settings = Settings.from_env(data_dir)
+    if host not in LOOPBACK_HOSTS:
+        Console(stderr=True).print(
+            f"[yellow]warning:[/] listening on {host}: the server is reachable from other machines"
+        )
+    console.print(f"DragDL serving on http://{host}:{port} (data in {settings.data_dir})")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")

@@ -1,0 +1,194 @@
+"""Database tables. Every user-owned row has `owner_id`; services filter on it for every query.
+
+Resource ids exposed in URLs are random hex strings (not sequential), users are integers.
+Status transitions of tasks are written here before anything else acts on them.
+"""
+
+from __future__ import annotations
+
+import enum
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Enum, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return secrets.token_hex(8)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class TaskStatus(enum.StrEnum):
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    STOPPED = "STOPPED"
+
+    @property
+    def finished(self) -> bool:
+        return self in (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.STOPPED)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    max_running_tasks: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    """Per-user quota; None = the server default."""
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LoginSession(Base):
+    """A browser session; the cookie holds the raw token, the table only its SHA-256."""
+
+    __tablename__ = "login_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ApiToken(Base):
+    """A personal token for the CLI/SDK; shown once at creation, stored as SHA-256."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Dataset(Base):
+    __tablename__ = "datasets"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(32))
+    """folder | csv | bitmaps: which dataset node type reads it."""
+    path: Mapped[str] = mapped_column(String(500))
+    """Relative to the data dir, e.g. datasets/<id>/data."""
+    info: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    """classes, counts per class, image size stats."""
+    size_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Graph(Base):
+    __tablename__ = "graphs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    current_version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+    versions: Mapped[list[GraphVersion]] = relationship(
+        back_populates="graph", cascade="all, delete-orphan", order_by="GraphVersion.version"
+    )
+
+
+class GraphVersion(Base):
+    """Every save is a new immutable version; restoring copies an old one into a new version."""
+
+    __tablename__ = "graph_versions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    graph_id: Mapped[str] = mapped_column(ForeignKey("graphs.id", ondelete="CASCADE"), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    graph: Mapped[Graph] = relationship(back_populates="versions")
+
+    __table_args__ = (Index("ix_graph_versions_graph_version", "graph_id", "version", unique=True),)
+
+
+class Task(Base):
+    __tablename__ = "tasks"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    graph_id: Mapped[str | None] = mapped_column(
+        ForeignKey("graphs.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    graph_snapshot: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """The graph as submitted: later edits of the saved graph do not change a task."""
+    status: Mapped[TaskStatus] = mapped_column(Enum(TaskStatus, native_enum=False, length=16), index=True)
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    resources: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    """{"cpus": float, "gpus": float}"""
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    max_attempts: Mapped[int] = mapped_column(Integer, default=3)
+    stop_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    resume: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Start the next attempt from the newest checkpoint."""
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """{"code", "message", "node_id"} for FAILED tasks."""
+    progress: Mapped[float] = mapped_column(default=0.0)
+    epoch: Mapped[int] = mapped_column(Integer, default=0)
+    best_metrics: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    worker_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    worker_ref: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    """The runner's handle (Ray actor name) for stop and reconciliation."""
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class TaskEvent(Base):
+    """Everything a task reported (status, metric, log, artifact, error), in order.
+
+    The autoincrement id is the server-sent event id, so a client resumes with Last-Event-ID.
+    """
+
+    __tablename__ = "task_events"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (
+        Index("ix_task_events_task_id_id", "task_id", "id"),
+        Index("ix_task_events_task_kind", "task_id", "kind"),
+    )
+
+
+class Model(Base):
+    """A trained model: the bundle a successful task left in its artifacts directory."""
+
+    __tablename__ = "models"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    task_id: Mapped[str | None] = mapped_column(ForeignKey("tasks.id", ondelete="SET NULL"), nullable=True)
+    name: Mapped[str] = mapped_column(String(200))
+    path: Mapped[str] = mapped_column(String(500))
+    """Bundle directory relative to the data dir, e.g. artifacts/<task_id>."""
+    classes: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    input_spec: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -1,0 +1,52 @@
+"""FastAPI dependencies shared by the routes: settings, database session, current user, runner."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import Depends, HTTPException, Request, status
+from sqlalchemy.orm import Session
+
+from dragdl.server.auth import authenticate
+from dragdl.server.db.models import User
+from dragdl.server.settings import Settings
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def get_db(request: Request) -> Iterator[Session]:
+    with request.app.state.sessions() as session:
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_db)]
+
+
+def get_current_user(request: Request, db: SessionDep, settings: SettingsDep) -> User:
+    return authenticate(request, db, settings)
+
+
+CurrentUser = Annotated[User, Depends(get_current_user)]
+
+
+def get_admin(user: CurrentUser) -> User:
+    if not user.is_admin:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "administrators only")
+    return user
+
+
+AdminUser = Annotated[User, Depends(get_admin)]
+
+
+def get_runner(request: Request) -> Any:
+    return request.app.state.runner
+
+
+RunnerDep = Annotated[Any, Depends(get_runner)]

@@ -1,0 +1,49 @@
+"""Server settings: embedded defaults, overridden by environment variables and `dragdl serve` flags."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dragdl.paths import default_data_dir
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    database_url: str
+    """SQLite under the data dir by default; `DRAGDL_DATABASE_URL` for PostgreSQL."""
+    ray_address: str | None = None
+    """None = start a local Ray (loopback only); `DRAGDL_RAY_ADDRESS` joins a cluster."""
+    auth_enabled: bool = True
+    """False = single-user mode (`--no-auth`), only allowed on loopback."""
+    allow_signup: bool = True
+    max_running_per_user: int = 2
+    session_days: int = 14
+    stop_timeout_s: float = 30.0
+    """A stopped task that has not checkpointed by then is killed."""
+
+    @property
+    def datasets_dir(self) -> Path:
+        return self.data_dir / "datasets"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.data_dir / "artifacts"
+
+    @classmethod
+    def from_env(cls, data_dir: Path | None = None, **overrides: Any) -> Settings:
+        directory = (data_dir or default_data_dir()).expanduser().resolve()
+        env = os.environ
+        settings = cls(
+            data_dir=directory,
+            database_url=env.get("DRAGDL_DATABASE_URL") or f"sqlite:///{directory / 'dragdl.db'}",
+            ray_address=env.get("DRAGDL_RAY_ADDRESS") or None,
+            allow_signup=env.get("DRAGDL_ALLOW_SIGNUP", "1") not in ("0", "false", "no"),
+            max_running_per_user=int(env.get("DRAGDL_MAX_RUNNING_PER_USER", "2")),
+        )
+        return replace(settings, **overrides)
