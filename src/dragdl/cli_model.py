@@ -1,0 +1,179 @@
+"""`dragdl predict` and `dragdl export`: use a trained bundle from the command line.
+
+Every expected failure (a missing bundle, a file that is not an image, a damaged model.json)
+ends with one line naming the file and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from dragdl.engine.bundle import Bundle, Prediction
+
+console = Console()
+err_console = Console(stderr=True)
+
+_BATCH = 64
+
+
+class ExportChoice(StrEnum):
+    onnx = "onnx"
+    torchscript = "torchscript"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the model commands to the main `dragdl` app."""
+    app.command("predict")(predict)
+    app.command("export")(export)
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _open(path: Path) -> Bundle:
+    from dragdl.engine.bundle import BundleError, load_bundle
+
+    try:
+        return load_bundle(path)
+    except BundleError as exc:
+        _fail(exc.message, 2)
+
+
+def _image_files(folder: Path) -> list[Path]:
+    from dragdl.engine.bundle.image import is_image_file
+
+    # Hidden folders (.git, __MACOSX resource forks) hold files that look like images but are not.
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and is_image_file(p)
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
+def _expand(images: list[Path]) -> list[tuple[Path, bool]]:
+    """(file, named explicitly) pairs; folders become every image below them."""
+    found: list[tuple[Path, bool]] = []
+    for path in images:
+        if path.is_dir():
+            files = _image_files(path)
+            if not files:
+                _fail(f"{path}: no image files in this folder", 2)
+            found.extend((f, False) for f in files)
+        elif path.exists():
+            found.append((path, True))
+        else:
+            _fail(f"{path}: no such file", 2)
+    return found
+
+
+def _predict_all(
+    bundle: Bundle, files: list[tuple[Path, bool]], top_k: int
+) -> Iterator[tuple[Path, Prediction]]:
+    from dragdl.engine.bundle import ImageError
+
+    for start in range(0, len(files), _BATCH):
+        paths, inputs = [], []
+        for path, explicit in files[start : start + _BATCH]:
+            try:
+                inputs.append(bundle.preprocess(path))
+            except ImageError as exc:
+                if explicit:
+                    _fail(str(exc))
+                # One unreadable file should not stop a folder of thousands; it is named and skipped.
+                err_console.print(f"[yellow]skipped:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+                continue
+            paths.append(path)
+        yield from zip(paths, bundle.predict_preprocessed(inputs, top_k), strict=True)
+
+
+def _write_csv(out: Path, classes: list[str], rows: list[tuple[Path, Prediction]]) -> None:
+    try:
+        with out.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(["path", "predicted", "probability", *classes])
+            for path, p in rows:
+                writer.writerow(
+                    [str(path), p.label, f"{p.probability:.6f}", *(f"{v:.6f}" for v in p.probabilities)]
+                )
+    except OSError as exc:
+        _fail(f"{out}: cannot write the CSV file ({exc.strerror or exc})")
+
+
+def _table(bundle: Bundle, rows: list[tuple[Path, Prediction]], top_k: int) -> Table:
+    table = Table(title=f"{bundle.manifest.name}: {len(rows)} prediction(s)")
+    table.add_column("image", style="cyan", overflow="fold")
+    table.add_column("class", style="bold")
+    table.add_column("probability", justify="right")
+    if top_k > 1:
+        table.add_column(f"top {top_k}")
+    for path, p in rows:
+        cells = [escape(str(path)), escape(p.label), f"{p.probability:.1%}"]
+        if top_k > 1:
+            cells.append(", ".join(f"{escape(s.label)} {s.probability:.1%}" for s in p.top_k))
+        table.add_row(*cells)
+    return table
+
+
+def predict(
+    bundle: Annotated[Path, typer.Argument(help="A run folder with model.json.")],
+    images: Annotated[list[Path], typer.Argument(help="Image files, or folders (searched recursively).")],
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many classes to list per image.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the predictions as JSON.")] = False,
+    csv_out: Annotated[
+        Path | None,
+        typer.Option("--csv", help="Write path,predicted,probability and one column per class to this file."),
+    ] = None,
+) -> None:
+    """Classify images with a trained bundle (the preprocessing of training's evaluation is applied)."""
+    opened = _open(bundle)
+    files = _expand(images)
+    rows = list(_predict_all(opened, files, top_k))
+    if csv_out is not None:
+        _write_csv(csv_out, opened.classes, rows)
+    if as_json:
+        data: list[dict[str, Any]] = [{"image": str(path), **p.to_json()} for path, p in rows]
+        typer.echo(json.dumps(data, indent=2))
+    elif csv_out is not None:
+        console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
+    else:
+        console.print(_table(opened, rows, top_k))
+    if len(rows) < len(files):
+        raise typer.Exit(1)
+
+
+def export(
+    bundle: Annotated[Path, typer.Argument(help="A run folder with model.json.")],
+    format: Annotated[
+        ExportChoice, typer.Option("--format", "-f", help="onnx or torchscript.")
+    ] = ExportChoice.onnx,
+    opset: Annotated[int, typer.Option(help="ONNX opset (18 or newer).", min=18)] = 18,
+) -> None:
+    """Export the bundle's network (checked against PyTorch) and record it in model.json."""
+    from dragdl.engine.bundle import BundleError, export_bundle, read_manifest
+
+    _open(bundle)  # reports a broken bundle before any export work starts
+    try:
+        path = export_bundle(bundle, format.value, opset=opset)
+        info = read_manifest(bundle).exports[format.value]
+    except BundleError as exc:
+        _fail(exc.message)
+    console.print(
+        f"wrote {escape(str(path))} (input {info.input_name} {info.input_shape}, output {info.output_name}; "
+        f"max difference to PyTorch {info.max_abs_diff:.2g})",
+        highlight=False,
+    )

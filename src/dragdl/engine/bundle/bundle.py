@@ -1,0 +1,292 @@
+"""Opening a bundle: the network from the graph, the weights from safetensors, the eval transforms."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import safetensors.torch
+import torch
+from pydantic import ValidationError
+from safetensors import SafetensorError
+from torch import Tensor, nn
+
+from dragdl.engine.bundle.image import ImageError, ImageInput, load_image
+from dragdl.engine.bundle.spec import BUNDLE_FORMAT, BUNDLE_VERSION, MANIFEST_NAME, EvalTransform, Manifest
+from dragdl.engine.bundle.writer import file_sha256
+from dragdl.engine.compile.plan import compile_network
+from dragdl.engine.data.base import DatasetInfo
+from dragdl.engine.data.stages import Fittable, OpStage, apply_stages, to_float
+from dragdl.engine.graph.errors import GraphInvalid, NodeError
+from dragdl.engine.graph.spec import Graph
+from dragdl.engine.nodes.base import ModelNode, OpNode
+from dragdl.engine.nodes.ops_pixel import FittedNormalize
+from dragdl.engine.nodes.registry import get_node_type
+
+
+class BundleError(Exception):
+    """A bundle cannot be used; the message names the file concerned."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ClassScore:
+    label: str
+    probability: float
+
+
+@dataclass(frozen=True)
+class Prediction:
+    label: str
+    """The most probable class."""
+    index: int
+    probability: float
+    top_k: list[ClassScore]
+    probabilities: list[float]
+    """One probability per class, in the order of `Bundle.classes`."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "class": self.label,
+            "index": self.index,
+            "probability": self.probability,
+            "top_k": [{"class": s.label, "probability": s.probability} for s in self.top_k],
+            "probabilities": self.probabilities,
+        }
+
+
+class Bundle:
+    """A trained model ready for prediction: network in eval mode plus the evaluation transforms."""
+
+    def __init__(self, path: Path, manifest: Manifest, model: nn.Module, stages: tuple[OpStage, ...]) -> None:
+        self.path = path
+        self.manifest = manifest
+        self.model = model
+        self.stages = stages
+        self.device = next((t.device for t in model.parameters()), torch.device("cpu"))
+
+    @property
+    def classes(self) -> list[str]:
+        return list(self.manifest.classes)
+
+    @property
+    def image_size(self) -> tuple[int, int] | None:
+        size = self.manifest.input.size
+        return (size[0], size[1]) if size is not None else None
+
+    def load_image(self, image: ImageInput) -> Tensor:
+        """uint8 (C, H, W) as the dataset would have held it: channels converted, fixed size applied."""
+        return load_image(image, self.manifest.input.channels, self.image_size)
+
+    def preprocess(self, image: ImageInput) -> Tensor:
+        """The float (C, H, W) network input, exactly as evaluation prepared images in training."""
+        with torch.no_grad():
+            return to_float(apply_stages(self.stages, self.load_image(image)))
+
+    def logits(self, batch: Tensor) -> Tensor:
+        """Network output for a preprocessed (N, C, H, W) batch, on the CPU."""
+        with torch.inference_mode():
+            out: Tensor = self.model(batch.to(self.device))
+        return out.float().cpu()
+
+    def predict(
+        self,
+        images: ImageInput | list[ImageInput] | tuple[ImageInput, ...],
+        top_k: int = 5,
+        batch_size: int = 64,
+    ) -> list[Prediction]:
+        """One Prediction per image, in order; raises ImageError naming the first unusable input."""
+        items = list(images) if isinstance(images, list | tuple) else [images]
+        results: list[Prediction] = []
+        for start in range(0, len(items), max(1, batch_size)):
+            inputs = [self.preprocess(image) for image in items[start : start + batch_size]]
+            results.extend(self.predict_preprocessed(inputs, top_k))
+        return results
+
+    def predict_preprocessed(self, inputs: list[Tensor], top_k: int = 5) -> list[Prediction]:
+        """Predictions for outputs of `preprocess`, batched."""
+        # Images of varying size (no fixed dataset size, no Resize) cannot share a batch: group by shape.
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, x in enumerate(inputs):
+            groups.setdefault(tuple(x.shape), []).append(i)
+        probabilities: list[Tensor | None] = [None] * len(inputs)
+        for indices in groups.values():
+            probs = torch.softmax(self.logits(torch.stack([inputs[i] for i in indices])), dim=1)
+            for row, i in enumerate(indices):
+                probabilities[i] = probs[row]
+        return [self._prediction(p, top_k) for p in probabilities if p is not None]
+
+    def _prediction(self, probs: Tensor, top_k: int) -> Prediction:
+        classes = self.manifest.classes
+        k = max(1, min(top_k, len(classes)))
+        values, indices = torch.topk(probs, k)
+        scores = [ClassScore(classes[int(i)], float(v)) for v, i in zip(values, indices, strict=True)]
+        return Prediction(
+            label=scores[0].label,
+            index=int(indices[0]),
+            probability=scores[0].probability,
+            top_k=scores,
+            probabilities=[float(p) for p in probs],
+        )
+
+
+def bundle_dir(path: str | Path) -> Path:
+    """The bundle folder for a folder or its model.json; raises BundleError when there is none."""
+    path = Path(path)
+    if path.is_file() and path.name == MANIFEST_NAME:
+        path = path.parent
+    if not path.exists():
+        raise BundleError(f"{path}: no such bundle (expected a run folder with {MANIFEST_NAME})")
+    if not path.is_dir():
+        raise BundleError(f"{path}: not a bundle (expected a run folder with {MANIFEST_NAME})")
+    if not (path / MANIFEST_NAME).is_file():
+        raise BundleError(f"{path}: no {MANIFEST_NAME} in this folder (was the run finished?)")
+    return path
+
+
+def read_manifest(path: str | Path) -> Manifest:
+    """Read and check model.json of a bundle folder."""
+    file = bundle_dir(path) / MANIFEST_NAME
+    try:
+        raw = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise BundleError(
+            f"{file}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"{file}: cannot be read ({exc})") from None
+    if not isinstance(raw, dict) or raw.get("format") != BUNDLE_FORMAT:
+        raise BundleError(f'{file}: not a DragDL model.json (no "format": "{BUNDLE_FORMAT}")')
+    version = raw.get("format_version")
+    if not isinstance(version, int) or version > BUNDLE_VERSION:
+        raise BundleError(
+            f"{file}: format_version {version!r} is not one this DragDL reads (up to {BUNDLE_VERSION}); "
+            "upgrade DragDL"
+        )
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "model.json"
+        count = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+        raise BundleError(f"{file}: {where}: {first['msg']}{count}") from None
+
+
+def load_bundle(path: str | Path, device: str | torch.device = "cpu") -> Bundle:
+    """Open a bundle folder (or its model.json) for prediction; raises BundleError naming the file.
+
+    Weights are read with safetensors only; nothing is unpickled.
+    """
+    folder = bundle_dir(path)
+    manifest = read_manifest(folder)
+    file = folder / MANIFEST_NAME
+    model = _build_network(manifest, file)
+    _load_weights(model, manifest, folder)
+    model.to(torch.device(device)).eval()
+    stages = tuple(_build_stage(entry, file) for entry in manifest.eval_transforms)
+    return Bundle(folder, manifest, model, stages)
+
+
+def _dataset_info(manifest: Manifest) -> DatasetInfo:
+    d = manifest.dataset
+    size = (d.size[0], d.size[1]) if d.size is not None and len(d.size) == 2 else None
+    return DatasetInfo(classes=tuple(d.classes), channels=d.channels, size=size, count=d.count)
+
+
+def _without_pretrained(graph: Graph) -> Graph:
+    # The bundle holds every weight, so model nodes must not look for (or download, or torch.load)
+    # their published ImageNet weights: the architecture is the same without them.
+    graph = graph.model_copy(deep=True)
+    for node in graph.nodes:
+        kind = get_node_type(node.type)
+        if isinstance(kind, ModelNode) and "pretrained" in kind.params_model.model_fields:
+            node.params = {**node.params, "pretrained": False, "weights_path": None}
+    return graph
+
+
+def _build_network(manifest: Manifest, file: Path) -> nn.Module:
+    if len(manifest.classes) != len(manifest.dataset.classes):
+        raise BundleError(
+            f"{file}: {len(manifest.classes)} classes but the dataset lists {len(manifest.dataset.classes)}"
+        )
+    try:
+        model, _ = compile_network(_without_pretrained(manifest.graph), _dataset_info(manifest))
+    except GraphInvalid as exc:
+        raise BundleError(f"{file}: the graph does not build: {exc}") from None
+    return model
+
+
+def _load_weights(model: nn.Module, manifest: Manifest, folder: Path) -> None:
+    name = str(manifest.weights.get("file", "model.safetensors"))
+    weights = folder / Path(name).name
+    if not weights.is_file():
+        raise BundleError(f"{weights}: no such file (the bundle's weights)")
+    expected = manifest.weights.get("sha256")
+    if isinstance(expected, str) and file_sha256(weights) != expected:
+        raise BundleError(
+            f"{weights}: does not match the sha256 recorded in {MANIFEST_NAME} (file replaced or damaged)"
+        )
+    try:
+        state = safetensors.torch.load_file(str(weights), device="cpu")
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise BundleError(f"{weights}: not a readable safetensors file ({exc})") from None
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        first = str(exc).split("\n\t")[1] if "\n\t" in str(exc) else str(exc)
+        raise BundleError(
+            f"{weights}: does not fit the network in {MANIFEST_NAME}: {first.strip()}"
+        ) from None
+
+
+def _build_stage(entry: EvalTransform, file: Path) -> OpStage:
+    kind = get_node_type(entry.type)
+    where = f"{file}: eval transform {entry.node_id} ({entry.type})"
+    if not isinstance(kind, OpNode) or kind.random:
+        raise BundleError(f"{where}: not a deterministic data operator of this DragDL")
+    params, errors = kind.parse_params(entry.params, entry.node_id)
+    if params is None:
+        raise BundleError(f"{where}: {errors[0].message}")
+    try:
+        transform = kind.build(params, tuple(entry.in_shape))
+    except NodeError as exc:
+        raise BundleError(f"{where}: {exc.message}") from None
+    if entry.fitted:
+        _restore_fitted(transform, entry.fitted, where)
+    elif isinstance(transform, Fittable):
+        raise BundleError(f"{where}: the statistics it learned in training are missing (fitted)")
+    return OpStage(node_id=entry.node_id, transform=transform, random=False, needs_float=kind.needs_float)
+
+
+def _restore_fitted(transform: nn.Module, stats: dict[str, Any], where: str) -> None:
+    """Put the statistics learned in training back into a fittable transform."""
+    if not isinstance(transform, FittedNormalize):
+        raise BundleError(f"{where}: {type(transform).__name__} cannot take fitted statistics")
+    try:
+        for name in ("mean", "std"):
+            buffer = transform.mean if name == "mean" else transform.std
+            buffer.copy_(torch.as_tensor(stats[name], dtype=buffer.dtype).view_as(buffer))
+    except KeyError as exc:
+        raise BundleError(f"{where}: fitted statistics lack {exc}") from None
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise BundleError(
+            f"{where}: fitted statistics do not fit the {transform.mean.numel()} channels ({exc})"
+        ) from None
+    transform.fitted = True
+
+
+__all__ = [
+    "Bundle",
+    "BundleError",
+    "ClassScore",
+    "ImageError",
+    "Prediction",
+    "bundle_dir",
+    "load_bundle",
+    "read_manifest",
+]

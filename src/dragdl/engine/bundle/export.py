@@ -1,0 +1,216 @@
+"""Exports of a bundle's network: ONNX (browsers, other runtimes) and TorchScript (C++/mobile).
+
+Every export is checked before it is recorded: the exported file is reloaded and run on a check
+batch, and the largest difference to PyTorch's logits is written into model.json with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from dragdl.engine.bundle.bundle import Bundle, BundleError, load_bundle
+from dragdl.engine.bundle.spec import MANIFEST_NAME, ONNX_NAME, TORCHSCRIPT_NAME, ExportInfo
+from dragdl.engine.bundle.writer import write_manifest
+
+log = logging.getLogger(__name__)
+
+ExportFormat = Literal["onnx", "torchscript"]
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("onnx", "torchscript")
+DEFAULT_OPSET = 18
+"""The dynamo exporter's lowest opset; onnxruntime-web runs it."""
+MAX_ABS_DIFF = 1e-4
+_EXTERNAL_DATA_BYTES = 1_500_000_000
+"""ONNX protobufs stop at 2 GB; larger weights go to a side file."""
+
+
+class ExportError(BundleError):
+    """An export failed or its result differs from PyTorch."""
+
+
+def export_bundle(
+    bundle_dir: str | Path,
+    format: ExportFormat,
+    *,
+    opset: int = DEFAULT_OPSET,
+    exporter: Literal["auto", "dynamo", "legacy"] = "auto",
+) -> Path:
+    """Write model.onnx or model.torchscript.pt next to model.json and record it there.
+
+    `exporter` picks the ONNX exporter: "auto" tries torch.export (dynamo) and falls back to the
+    TorchScript-based one when the network cannot be captured.
+    """
+    if format not in EXPORT_FORMATS:
+        raise ExportError(f"unknown export format {format!r} (choose one of {', '.join(EXPORT_FORMATS)})")
+    bundle = load_bundle(bundle_dir)
+    example = check_batch(bundle, 2)
+    if format == "onnx":
+        info = _export_onnx(bundle, example, opset, exporter)
+    else:
+        info = _export_torchscript(bundle, example)
+    bundle.manifest.exports[format] = info
+    write_manifest(bundle.path / MANIFEST_NAME, bundle.manifest)
+    return bundle.path / info.file
+
+
+def check_batch(bundle: Bundle, n: int, seed: int = 0) -> Tensor:
+    """`n` noise images through the bundle's own preprocessing: realistic value ranges and shapes."""
+    gen = torch.Generator().manual_seed(seed)
+    channels = bundle.manifest.input.channels
+    height, width = bundle.image_size or (64, 64)
+    images = torch.randint(0, 256, (n, channels, height, width), generator=gen, dtype=torch.uint8)
+    return torch.stack([bundle.preprocess(image) for image in images])
+
+
+def _input_shape(example: Tensor) -> list[int | str]:
+    return ["batch", *example.shape[1:]]
+
+
+def _export_onnx(bundle: Bundle, example: Tensor, opset: int, exporter: str) -> ExportInfo:
+    import onnx
+
+    # Exported into a scratch folder first: a half-written or failing export never replaces a good
+    # one, and an external weights file keeps the name the .onnx file refers to.
+    scratch = Path(tempfile.mkdtemp(prefix=".export-", dir=bundle.path))
+    try:
+        tmp = scratch / ONNX_NAME
+        model = bundle.model.cpu()
+        nbytes = sum(t.numel() * t.element_size() for t in model.state_dict().values())
+        used = _export_with_fallback(
+            bundle, model, example, tmp, opset, exporter, nbytes > _EXTERNAL_DATA_BYTES
+        )
+        try:
+            onnx.checker.check_model(str(tmp))
+            diff = _onnx_max_diff(bundle, tmp, example)
+        except Exception as exc:  # onnx and onnxruntime raise their own exception types
+            raise ExportError(
+                f"{bundle.path / ONNX_NAME}: the exported model does not load ({exc})"
+            ) from None
+        if diff > MAX_ABS_DIFF:
+            raise ExportError(
+                f"{bundle.path / ONNX_NAME}: ONNX logits differ from PyTorch by {diff:.3g} (> {MAX_ABS_DIFF})"
+            )
+        for item in scratch.iterdir():
+            os.replace(item, bundle.path / item.name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return ExportInfo(
+        file=ONNX_NAME,
+        format="onnx",
+        input_shape=_input_shape(example),
+        opset=opset,
+        exporter=f"torch.onnx ({used})",
+        max_abs_diff=diff,
+        preprocessing=bundle.manifest.preprocessing,
+    )
+
+
+def _export_with_fallback(
+    bundle: Bundle,
+    model: torch.nn.Module,
+    example: Tensor,
+    path: Path,
+    opset: int,
+    exporter: str,
+    external: bool,
+) -> str:
+    errors: list[str] = []
+    for choice in ("dynamo", "legacy"):
+        if exporter not in ("auto", choice):
+            continue
+        try:
+            _run_onnx_exporter(model, example, path, opset, choice == "dynamo", external)
+            return choice
+        except Exception as exc:  # the exporters raise many unrelated types; all mean "not exportable"
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            errors.append(f"{choice}: {type(exc).__name__}: {first}")
+            log.info("ONNX export with the %s exporter failed: %s", choice, exc)
+    raise ExportError(f"{bundle.path / ONNX_NAME}: ONNX export failed ({'; '.join(errors)})")
+
+
+def _run_onnx_exporter(
+    model: torch.nn.Module, example: Tensor, path: Path, opset: int, dynamo: bool, external: bool
+) -> None:
+    with warnings.catch_warnings():
+        # The TorchScript-based exporter is deprecated upstream; it is only our fallback.
+        warnings.simplefilter("ignore", category=DeprecationWarning)
+        warnings.simplefilter("ignore", category=FutureWarning)
+        if dynamo:
+            batch = torch.export.Dim("batch", min=1)
+            torch.onnx.export(
+                model,
+                (example,),
+                str(path),
+                input_names=["images"],
+                output_names=["logits"],
+                opset_version=opset,
+                dynamo=True,
+                dynamic_shapes=({0: batch},),
+                external_data=external,
+                verbose=False,
+            )
+        else:
+            torch.onnx.export(
+                model,
+                (example,),
+                str(path),
+                input_names=["images"],
+                output_names=["logits"],
+                opset_version=opset,
+                dynamo=False,
+                dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}},
+            )
+
+
+def _onnx_max_diff(bundle: Bundle, path: Path, example: Tensor) -> float:
+    import onnxruntime as ort  # type: ignore[import-untyped]
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    diff = 0.0
+    # Batch sizes other than the traced one prove that the batch axis really is dynamic.
+    for batch in (example[:1], check_batch(bundle, 3, seed=1)):
+        (out,) = session.run(["logits"], {"images": batch.numpy()})
+        diff = max(diff, float(np.abs(out - bundle.logits(batch).numpy()).max()))
+    return diff
+
+
+def _export_torchscript(bundle: Bundle, example: Tensor) -> ExportInfo:
+    path = bundle.path / TORCHSCRIPT_NAME
+    tmp = path.with_name(f".{path.name}.tmp")
+    model = bundle.model.cpu()
+    with warnings.catch_warnings():
+        # torch.jit is deprecated upstream but still the format C++ and mobile runtimes load.
+        warnings.simplefilter("ignore", category=FutureWarning)
+        try:
+            with torch.no_grad():
+                traced = torch.jit.trace(model, example)  # type: ignore[no-untyped-call]
+            traced.save(str(tmp))
+            reloaded = torch.jit.load(str(tmp))  # type: ignore[no-untyped-call]
+        except Exception as exc:  # tracing raises whatever the traced code raises
+            tmp.unlink(missing_ok=True)
+            raise ExportError(f"{path}: TorchScript export failed ({type(exc).__name__}: {exc})") from None
+    diff = 0.0
+    with torch.no_grad():
+        for batch in (example[:1], check_batch(bundle, 3, seed=1)):
+            diff = max(diff, float((reloaded(batch) - bundle.logits(batch)).abs().max()))
+    if diff > MAX_ABS_DIFF:
+        tmp.unlink(missing_ok=True)
+        raise ExportError(f"{path}: TorchScript logits differ from PyTorch by {diff:.3g} (> {MAX_ABS_DIFF})")
+    os.replace(tmp, path)
+    return ExportInfo(
+        file=path.name,
+        format="torchscript",
+        input_shape=_input_shape(example),
+        exporter="torch.jit.trace",
+        max_abs_diff=diff,
+        preprocessing=bundle.manifest.preprocessing,
+    )

@@ -1,0 +1,206 @@
+"""Writing model.json at the end of a successful run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import torch
+import torchvision
+from torch import nn
+
+import dragdl
+from dragdl.engine.bundle.spec import (
+    MANIFEST_NAME,
+    WEIGHTS_NAME,
+    DatasetDescription,
+    EvalTransform,
+    InputSpec,
+    Manifest,
+    Preprocessing,
+    PreprocessStep,
+    Versions,
+)
+from dragdl.engine.compile.plan import Plan
+from dragdl.engine.graph.spec import Graph
+
+_METRIC_KEYS = (
+    "test",
+    "averages",
+    "best_epoch",
+    "best_score",
+    "monitor",
+    "epochs_completed",
+    "stopped_early",
+)
+
+
+def write_bundle(
+    out_dir: Path,
+    graph: Graph,
+    plan: Plan,
+    fitted: Mapping[str, Mapping[str, Any]],
+    report: Mapping[str, Any],
+) -> Path:
+    """Write out_dir/model.json next to the trainer's model.safetensors; returns its path.
+
+    `graph` is the graph as trained (train params with overrides applied), `fitted` what the
+    pipeline's fittable stages learned, `report` the content of report.json.
+    """
+    manifest = build_manifest(out_dir / WEIGHTS_NAME, graph, plan, fitted, report)
+    path = out_dir / MANIFEST_NAME
+    write_manifest(path, manifest)
+    return path
+
+
+def write_manifest(path: Path, manifest: Manifest) -> None:
+    # Written to a temporary file and renamed, so a reader never sees half a manifest.
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(manifest.model_dump_json(indent=2, by_alias=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def build_manifest(
+    weights: Path,
+    graph: Graph,
+    plan: Plan,
+    fitted: Mapping[str, Mapping[str, Any]],
+    report: Mapping[str, Any],
+) -> Manifest:
+    analysis = plan.analysis
+    structure = analysis.structure
+    info = analysis.dataset_info
+    assert info is not None and structure.dataset_id is not None
+    dataset_node = structure.nodes[structure.dataset_id]
+    size = list(info.size) if info.size is not None else None
+    input_spec = InputSpec(
+        channels=3 if info.channels == 3 else 1,
+        size=size,
+        network_input=list(plan.input_shape),
+    )
+    transforms: list[EvalTransform] = []
+    modules: list[nn.Module] = []
+    for stage in plan.stages:
+        if stage.random:
+            continue
+        node = structure.nodes[stage.node_id]
+        assert node.params is not None
+        stats = fitted.get(stage.node_id)
+        transforms.append(
+            EvalTransform(
+                node_id=stage.node_id,
+                type=node.kind.type,
+                params=node.params.model_dump(mode="json"),
+                in_shape=list(analysis.shapes[structure.inputs[stage.node_id][0]]),
+                needs_float=stage.needs_float,
+                fitted=dict(stats) if stats is not None else None,
+            )
+        )
+        modules.append(stage.transform)
+    return Manifest(
+        name=graph.name,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        graph=graph,
+        classes=list(plan.classes),
+        dataset=DatasetDescription(
+            node_id=structure.dataset_id,
+            type=dataset_node.kind.type,
+            classes=list(info.classes),
+            count=info.count,
+            channels=info.channels,
+            size=size,
+        ),
+        input=input_spec,
+        eval_transforms=transforms,
+        preprocessing=describe_preprocessing(input_spec, transforms, modules),
+        metrics={key: report[key] for key in _METRIC_KEYS if key in report},
+        weights=weights_entry(weights),
+        versions=current_versions(),
+    )
+
+
+def weights_entry(path: Path) -> dict[str, Any]:
+    return {"file": path.name, "sha256": file_sha256(path), "bytes": path.stat().st_size}
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def current_versions() -> Versions:
+    try:
+        version = metadata.version("dragdl")
+    except metadata.PackageNotFoundError:
+        version = dragdl.__version__
+    return Versions(
+        dragdl=version,
+        torch=torch.__version__,
+        torchvision=torchvision.__version__,
+        python=platform.python_version(),
+    )
+
+
+def describe_preprocessing(
+    spec: InputSpec, transforms: list[EvalTransform], modules: list[nn.Module]
+) -> Preprocessing:
+    """The evaluation path as numbers, for clients that cannot run the catalog (a browser, ONNX users).
+
+    `modules` are the built transforms (with fitted statistics), read for the normalisation numbers.
+    """
+    steps: list[PreprocessStep] = []
+    portable = True
+    floated = False
+    mean: list[float] | None = None
+    std: list[float] | None = None
+    for entry, module in zip(transforms, modules, strict=True):
+        if entry.needs_float and not floated:
+            steps.append(PreprocessStep(op="to_float", scale=1 / 255))
+            floated = True
+        params = entry.params
+        if entry.type == "op.Resize":
+            size = [params["height"], params.get("width") or params["height"]]
+            steps.append(
+                PreprocessStep(op="resize", size=size, interpolation=params["interpolation"], antialias=True)
+            )
+        elif entry.type == "op.CenterCrop":
+            steps.append(
+                PreprocessStep(
+                    op="center_crop", size=[params["height"], params.get("width") or params["height"]]
+                )
+            )
+        elif entry.type == "op.Grayscale":
+            steps.append(PreprocessStep(op="grayscale", channels=params["channels"]))
+        elif entry.type == "op.Normalize":
+            mean = _numbers(getattr(module, "mean", None))
+            std = _numbers(getattr(module, "std", None))
+            steps.append(PreprocessStep(op="normalize", mean=mean, std=std))
+        else:
+            steps.append(PreprocessStep(op=entry.type, params=params))
+            portable = False
+    if not floated:
+        steps.append(PreprocessStep(op="to_float", scale=1 / 255))
+    return Preprocessing(
+        channels=spec.channels,
+        size=spec.size,
+        steps=steps,
+        portable=portable,
+        input_shape=spec.network_input,
+        mean=mean,
+        std=std,
+    )
+
+
+def _numbers(value: Any) -> list[float] | None:
+    if value is None:
+        return None
+    return [float(v) for v in torch.as_tensor(value).flatten().tolist()]
