@@ -1,0 +1,1 @@
+"""Training: config, events, reporters, the trainer loop, metrics and checkpoints."""

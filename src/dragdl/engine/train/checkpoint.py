@@ -1,0 +1,60 @@
+"""Checkpoint files: written atomically, the last two kept, read back without unpickling objects.
+
+A checkpoint holds only tensors and plain containers of str/int/float/bool/None so that
+`torch.load(path, weights_only=True)` can read it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import torch
+
+CHECKPOINT_DIR = "checkpoints"
+KEEP = 2
+_NAME = re.compile(r"^ckpt-(\d+)-(\d+)\.pt$")
+
+
+def checkpoint_name(epoch: int, step: int) -> str:
+    """`epoch` is 1-based, `step` the steps done in it; zero-padded so names sort by position."""
+    return f"ckpt-{epoch:04d}-{step:07d}.pt"
+
+
+def list_checkpoints(out_dir: Path) -> list[Path]:
+    """Checkpoints under `out_dir/checkpoints`, oldest first."""
+    folder = out_dir / CHECKPOINT_DIR
+    if not folder.is_dir():
+        return []
+    found: list[tuple[int, int, Path]] = []
+    for path in folder.iterdir():
+        match = _NAME.match(path.name)
+        if match:
+            found.append((int(match[1]), int(match[2]), path))
+    return [p for _, _, p in sorted(found)]
+
+
+def latest_checkpoint(out_dir: Path) -> Path | None:
+    found = list_checkpoints(out_dir)
+    return found[-1] if found else None
+
+
+def save_checkpoint(out_dir: Path, state: dict[str, Any], epoch: int, step: int) -> Path:
+    """Write `state` to checkpoints/ckpt-<epoch>-<step>.pt and delete all but the newest two."""
+    folder = out_dir / CHECKPOINT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / checkpoint_name(epoch, step)
+    tmp = path.with_suffix(".pt.tmp")
+    torch.save(state, tmp)
+    # A crash mid-write leaves only the temp file; readers never see a partial checkpoint.
+    os.replace(tmp, path)
+    for old in list_checkpoints(out_dir)[:-KEEP]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    state: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
+    return state

@@ -1,0 +1,72 @@
+"""How to train: the params model of the `train.Classifier` node (its JSON Schema drives the UI form)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Optimizer = Literal["sgd", "adam", "adamw"]
+Schedule = Literal["none", "step", "cosine", "onecycle"]
+Monitor = Literal["val_loss", "val_accuracy"]
+DeviceChoice = Literal["auto", "cpu", "cuda"]
+AmpChoice = Literal["auto", "off"]
+
+
+class TrainConfig(BaseModel):
+    """Loss, optimizer, schedule, epochs, splits, seed and device of a classification run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    epochs: int = Field(10, ge=1, le=1000, description="Passes over the training split.")
+    batch_size: int = Field(64, ge=1, le=8192, description="Images per optimization step.")
+    optimizer: Optimizer = Field("adam", description="Optimization algorithm.")
+    lr: float = Field(1e-3, gt=0, le=10, description="Learning rate (the peak rate for onecycle).")
+    momentum: float = Field(0.9, ge=0, le=0.999, description="Momentum; used by SGD only.")
+    weight_decay: float = Field(
+        0.0, ge=0, le=1, description="L2 penalty (decoupled for AdamW) applied by the optimizer."
+    )
+    schedule: Schedule = Field(
+        "none",
+        description="Learning-rate schedule: step (multiply by gamma every step_size epochs), "
+        "cosine (anneal to 0 over the run), onecycle (warm up to lr, then anneal).",
+    )
+    step_size: int = Field(10, ge=1, le=1000, description="Epochs between decays of the step schedule.")
+    gamma: float = Field(0.1, ge=0, le=1, description="Decay factor of the step schedule.")
+    label_smoothing: float = Field(
+        0.0, ge=0, le=0.5, description="Share of the target probability spread over all classes."
+    )
+    early_stopping: bool = Field(
+        False, description="Stop when the monitored metric stops improving, and keep the best weights."
+    )
+    patience: int = Field(5, ge=1, le=1000, description="Epochs without improvement before early stopping.")
+    monitor: Monitor = Field(
+        "val_loss", description="Metric watched by early stopping and for choosing the best weights."
+    )
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="Seed for splits, shuffling, augmentation and init.")
+    device: DeviceChoice = Field("auto", description="Where to train; auto picks CUDA when available.")
+    val_split: float = Field(0.1, ge=0, le=0.5, description="Share of the images held out for validation.")
+    test_split: float = Field(
+        0.2,
+        ge=0,
+        le=0.5,
+        description="Share of the images held out for the final test (ignored with a predefined test set).",
+    )
+    checkpoint_minutes: float = Field(
+        10.0,
+        ge=0,
+        le=1440,
+        description="Minutes between mid-epoch checkpoints; 0 checkpoints only at epoch ends.",
+    )
+    amp: AmpChoice = Field(
+        "auto", description="Mixed precision on CUDA (bf16 where supported, else fp16); off = full fp32."
+    )
+
+    @model_validator(mode="after")
+    def _splits_leave_training_data(self) -> TrainConfig:
+        if self.val_split + self.test_split >= 0.9:
+            raise ValueError(
+                f"val_split ({self.val_split}) + test_split ({self.test_split}) must be below 0.9 "
+                "so that enough images remain for training"
+            )
+        return self

@@ -1,0 +1,121 @@
+"""Evaluation passes and the final test report."""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from dragdl.engine.data.pipeline import BatchSource, Pipeline
+from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.train.device import Precision
+from dragdl.engine.train.metrics import Running, averages, confusion_matrix, per_class_metrics
+from dragdl.engine.train.state import TrainState
+
+
+@dataclass
+class Evaluator:
+    """Runs a model over a split the way training does (device, precision, memory format)."""
+
+    criterion: nn.Module
+    device: torch.device
+    precision: Precision
+    channels_last: bool
+    top5: bool
+
+    def to_device(self, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+        x = x.to(self.device, non_blocking=True)
+        if self.channels_last and x.ndim == 4:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return x, y.to(self.device, non_blocking=True)
+
+    def autocast(self) -> AbstractContextManager[Any]:
+        if not self.precision.enabled:
+            return nullcontext()
+        return torch.autocast(self.device.type, dtype=self.precision.dtype)
+
+    def run(
+        self, model: nn.Module, source: BatchSource, prefix: str, collect: bool = False
+    ) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
+        """Metrics named `<prefix>loss` etc.; with `collect`, also the predictions and targets."""
+        was_training = model.training
+        model.eval()
+        running = Running(self.device, self.top5)
+        preds: list[Tensor] = []
+        targets: list[Tensor] = []
+        with torch.no_grad():
+            for x_cpu, y_cpu in source.batches(0):
+                x, y = self.to_device(x_cpu, y_cpu)
+                with self.autocast():
+                    logits = model(x)
+                    loss = self.criterion(logits, y)
+                running.add(loss, logits, y)
+                if collect:
+                    preds.append(logits.argmax(dim=1))
+                    targets.append(y)
+        model.train(was_training)
+        if not collect:
+            return running.values(prefix), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return (
+            running.values(prefix),
+            torch.cat(preds).cpu().numpy().astype(np.int64),
+            torch.cat(targets).cpu().numpy().astype(np.int64),
+        )
+
+
+def test_section(preds: np.ndarray, targets: np.ndarray, classes: list[str]) -> dict[str, Any]:
+    matrix = confusion_matrix(targets, preds, len(classes))
+    rows = per_class_metrics(matrix, classes)
+    return {"per_class": rows, "averages": averages(rows), "confusion_matrix": matrix.tolist()}
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def build_report(
+    state: TrainState,
+    config: TrainConfig,
+    classes: list[str],
+    pipeline: Pipeline,
+    model: nn.Module,
+    device: str,
+    monitor: str,
+) -> dict[str, Any]:
+    """report.json without the test details and timings (the caller adds those)."""
+    return {
+        "classes": classes,
+        "config": config.model_dump(),
+        "device": device,
+        "input_shape": list(pipeline.input_shape),
+        "fitted": pipeline.fitted,
+        "parameters": {
+            "trainable": sum(t.numel() for t in model.parameters() if t.requires_grad),
+            "total": sum(t.numel() for t in model.parameters()),
+        },
+        "epochs_completed": len(state.history),
+        "stopped_early": state.stopped_early,
+        "monitor": monitor,
+        "best_epoch": state.best_epoch,
+        "best_score": state.best_score,
+        "history": [{"epoch": i + 1, **h} for i, h in enumerate(state.history)],
+    }
+
+
+def report_timings(state: TrainState, pipeline: Pipeline) -> dict[str, float]:
+    n = pipeline.train.num_samples
+    pure = sum(n / h["samples_per_s"] for h in state.history)
+    return {
+        "train_s": sum(h["epoch_time_s"] for h in state.history),
+        "pure_train_s": pure,
+        "mean_samples_per_s": n * len(state.history) / pure if pure > 0 else 0.0,
+    }

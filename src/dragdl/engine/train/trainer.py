@@ -1,0 +1,407 @@
+"""The training loop: epochs of optimizer steps, validation, early stopping, checkpoints, test report.
+
+Reproducibility contract: torch's global RNG is reseeded from (seed, epoch) at every epoch start,
+batch order and augmentation depend only on (seed, epoch), and a checkpoint holds everything else
+that changes during a run. A run resumed from any checkpoint therefore ends with the same weights
+and the same report as an uninterrupted one (on CPU; cuDNN autotuning may pick other kernels).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import safetensors.torch
+import torch
+from torch import nn
+
+from dragdl.engine.data.pipeline import Pipeline, derive_seed
+from dragdl.engine.train.checkpoint import (
+    latest_checkpoint,
+    list_checkpoints,
+    load_checkpoint,
+    save_checkpoint,
+)
+from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.train.device import (
+    TrainError,
+    choose_precision,
+    configure_backends,
+    peak_memory_mb,
+    reset_peak_memory,
+    resolve_device,
+    synchronize,
+)
+from dragdl.engine.train.evaluate import Evaluator, build_report, report_timings, test_section, write_json
+from dragdl.engine.train.events import (
+    ArtifactEvent,
+    ErrorEvent,
+    LogEvent,
+    MetricEvent,
+    ProgressEvent,
+    StartEvent,
+    StatusEvent,
+)
+from dragdl.engine.train.metrics import Running
+from dragdl.engine.train.optim import (
+    build_optimizer,
+    build_scheduler,
+    current_lr,
+    fast_forward,
+    steps_per_epoch_schedule,
+)
+from dragdl.engine.train.reporter import Reporter
+from dragdl.engine.train.state import TrainState
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_FORMAT = 1
+TIMING_KEYS = frozenset({"samples_per_s", "epoch_time_s", "peak_memory_mb"})
+"""Epoch metrics that measure the machine, not the model: they differ between identical runs."""
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    status: Literal["succeeded", "stopped"]
+    epochs_completed: int
+    history: list[dict[str, float]]
+    test: dict[str, float] | None
+    best_epoch: int | None
+    stopped_early: bool
+    report_path: Path | None = None
+    model_path: Path | None = None
+
+
+def train(
+    model: nn.Module,
+    pipeline: Pipeline,
+    config: TrainConfig,
+    classes: list[str],
+    out_dir: Path,
+    reporter: Reporter,
+    resume: bool = False,
+    stop: threading.Event | None = None,
+) -> TrainResult:
+    """Train `model` on `pipeline`, writing checkpoints, report.json and model.safetensors to `out_dir`.
+
+    Returns with status "stopped" after a checkpoint once `stop` is set. Errors are reported as an
+    ErrorEvent and a "failed" status, then raised (TrainError for expected failures).
+    """
+    reporter.emit(StatusEvent("running"))
+    try:
+        result = _Run(model, pipeline, config, classes, out_dir, reporter, stop).execute(resume)
+    except TrainError as e:
+        _fail(reporter, e.code, e.message, e.node_id)
+        raise
+    except torch.OutOfMemoryError as e:
+        message = f"out of memory ({e}); lower batch_size ({config.batch_size}) or the image size"
+        _fail(reporter, "out_of_memory", message, None)
+        raise TrainError("out_of_memory", message) from e
+    except Exception as e:
+        _fail(reporter, "train_failed", f"{type(e).__name__}: {e}", None)
+        raise
+    final = "training stopped; resume to continue" if result.status == "stopped" else "training finished"
+    reporter.emit(StatusEvent(result.status, final))
+    return result
+
+
+def _fail(reporter: Reporter, code: str, message: str, node_id: str | None) -> None:
+    reporter.emit(ErrorEvent(code, message, node_id))
+    reporter.emit(StatusEvent("failed", message))
+
+
+class _Run:
+    def __init__(
+        self,
+        model: nn.Module,
+        pipeline: Pipeline,
+        config: TrainConfig,
+        classes: list[str],
+        out_dir: Path,
+        reporter: Reporter,
+        stop: threading.Event | None,
+    ) -> None:
+        self.model, self.pipeline, self.config, self.classes = model, pipeline, config, classes
+        self.out_dir, self.reporter, self.stop = out_dir, reporter, stop
+        self.device = resolve_device(config.device)
+        configure_backends(self.device)
+        self.precision = choose_precision(self.device, config.amp)
+        self.channels_last = self.device.type == "cuda" and len(pipeline.input_shape) == 3
+        torch.manual_seed(config.seed)
+        model.to(self.device)
+        if self.channels_last:
+            model.to(memory_format=torch.channels_last)
+        self.steps_per_epoch = len(pipeline.train)
+        self.total_steps = config.epochs * self.steps_per_epoch
+        self.optimizer = build_optimizer(model, config, self.device)
+        self.scheduler = build_scheduler(self.optimizer, config, self.total_steps)
+        self.per_step_schedule = steps_per_epoch_schedule(config)
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision.scaler)
+        self.criterion = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
+        top5 = len(classes) >= 10
+        self.evaluator = Evaluator(self.criterion, self.device, self.precision, self.channels_last, top5)
+        self.running = Running(self.device, top5)
+        self.log_every = max(1, self.steps_per_epoch // 10)
+        self.has_val = pipeline.val is not None
+        self.monitor = config.monitor if self.has_val else config.monitor.removeprefix("val_")
+        self.state = TrainState()
+        self.started = time.perf_counter()
+        self._last_lr = current_lr(self.optimizer)
+
+    # -- events -------------------------------------------------------------------------------
+
+    def info(self, message: str, level: Literal["info", "warning"] = "info") -> None:
+        self.reporter.emit(LogEvent(level, message))
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def _checkpoint(self) -> None:
+        s = self.state
+        cuda = self.device.type == "cuda"
+        data: dict[str, Any] = {
+            "format": CHECKPOINT_FORMAT,
+            "config": self.config.model_dump_json(),
+            "total_steps": self.total_steps,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict() if self.scheduler else None,
+            "scaler": self.scaler.state_dict(),
+            "rng_cpu": torch.get_rng_state(),
+            "rng_cuda": torch.cuda.get_rng_state_all() if cuda else [],
+            "state": s.to_dict(),
+            "running": self.running.state(),
+        }
+        path = save_checkpoint(self.out_dir, data, s.epoch + 1, s.step)
+        self.reporter.emit(ArtifactEvent("checkpoint", str(path)))
+
+    def _restore(self) -> bool:
+        """Load the newest checkpoint; False when there is none."""
+        path = latest_checkpoint(self.out_dir)
+        if path is None:
+            self.info("no checkpoint to resume from; starting from the beginning", "warning")
+            return False
+        data = load_checkpoint(path)
+        if data.get("format") != CHECKPOINT_FORMAT:
+            raise TrainError("checkpoint_invalid", f"{path.name} has format {data.get('format')!r}")
+        if data["config"] != self.config.model_dump_json():
+            self.info("the settings changed since the checkpoint; continuing with the new ones", "warning")
+        self.model.load_state_dict(data["model"])
+        self.optimizer.load_state_dict(data["optimizer"])
+        if self.scheduler is not None and data["scheduler"] is not None:
+            if self.per_step_schedule and data["total_steps"] != self.total_steps:
+                # The run got longer or shorter: the schedule is stretched to the new length,
+                # replayed from the initial rate (the loaded groups hold the rate at the checkpoint).
+                for group in self.optimizer.param_groups:
+                    group["lr"] = group.get("initial_lr", self.config.lr)
+                self.scheduler = build_scheduler(self.optimizer, self.config, self.total_steps)
+                assert self.scheduler is not None
+                fast_forward(self.scheduler, int(data["global_step"]))
+            else:
+                self.scheduler.load_state_dict(data["scheduler"])
+        self.scaler.load_state_dict(data["scaler"])
+        self.state = s = TrainState.from_dict(data["state"])
+        self.running.load(data["running"])
+        if not s.epoch_done:
+            torch.set_rng_state(data["rng_cpu"])
+            if self.device.type == "cuda" and data["rng_cuda"]:
+                torch.cuda.set_rng_state_all(data["rng_cuda"])
+        self.info(f"resumed from {path.name}")
+        return True
+
+    # -- the run --------------------------------------------------------------------------------
+
+    def execute(self, resume: bool) -> TrainResult:
+        resumed = self._restore() if resume else False
+        if not resume:
+            for old in list_checkpoints(self.out_dir):
+                old.unlink()
+        s = self.state
+        mid_epoch = resumed and not s.epoch_done
+        if s.epoch_done:
+            s.epoch, s.step, s.epoch_done = s.epoch + 1, 0, False
+        p = self.pipeline
+        trainable = sum(t.numel() for t in self.model.parameters() if t.requires_grad)
+        self.reporter.emit(
+            StartEvent(
+                epochs=self.config.epochs,
+                steps_per_epoch=self.steps_per_epoch,
+                train_samples=p.train.num_samples,
+                val_samples=p.val.num_samples if p.val else 0,
+                test_samples=p.test.num_samples if p.test else 0,
+                device=str(self.device),
+                trainable_parameters=trainable,
+                total_parameters=sum(t.numel() for t in self.model.parameters()),
+                resumed_from_epoch=s.epoch + 1 if resumed else None,
+                resumed_from_step=s.step if resumed else None,
+            )
+        )
+        # A monitor connecting to a resumed run sees the whole curve, not only the new epochs.
+        for i, values in enumerate(s.history):
+            self.reporter.emit(MetricEvent("epoch", i + 1, self._step_at(i + 1), values))
+        while s.epoch < self.config.epochs and not s.stopped_early:
+            if not mid_epoch:
+                torch.manual_seed(derive_seed(self.config.seed, s.epoch))
+                s.step, s.train_time = 0, 0.0
+                self.running.reset()
+                s.logged_loss, s.logged_correct, s.logged_count = 0.0, 0, 0
+            mid_epoch = False
+            if not self._train_epoch():
+                return self._result("stopped")
+            self._end_epoch()
+            if self.stop is not None and self.stop.is_set() and s.epoch + 1 < self.config.epochs:
+                return self._result("stopped")
+            s.epoch += 1
+        return self._finish()
+
+    def _step_at(self, epoch: int) -> int:
+        return epoch * self.steps_per_epoch
+
+    def _train_epoch(self) -> bool:
+        """Steps of one epoch from `state.step`; False when stopped (after a checkpoint)."""
+        s, cfg, model = self.state, self.config, self.model
+        model.train()
+        reset_peak_memory(self.device)
+        interval = cfg.checkpoint_minutes * 60
+        last_checkpoint = time.monotonic()
+        segment = time.perf_counter()
+        lr = current_lr(self.optimizer)
+        for x_cpu, y_cpu in self.pipeline.train.batches(s.epoch, s.step):
+            x, y = self.evaluator.to_device(x_cpu, y_cpu)
+            with self.evaluator.autocast():
+                logits = model(x)
+                loss = self.criterion(logits, y)
+            self.optimizer.zero_grad(set_to_none=True)
+            lr = current_lr(self.optimizer)
+            if self.precision.scaler:
+                self.scaler.scale(loss).backward()
+                self.scaler.step(self.optimizer)
+                self.scaler.update()
+            else:
+                loss.backward()
+                self.optimizer.step()
+            if self.per_step_schedule and self.scheduler is not None:
+                self.scheduler.step()
+            logits = logits.detach()
+            self.running.add(loss, logits, y)
+            s.step += 1
+            s.global_step += 1
+            self.reporter.emit(ProgressEvent(s.epoch + 1, s.step, self.steps_per_epoch))
+            if s.step % self.log_every == 0 or s.step == self.steps_per_epoch:
+                self._log_step(lr)
+            stopping = self.stop is not None and self.stop.is_set()
+            due = interval > 0 and time.monotonic() - last_checkpoint >= interval
+            if (stopping or due) and s.step < self.steps_per_epoch:
+                synchronize(self.device)
+                s.train_time += time.perf_counter() - segment
+                self._checkpoint()
+                if stopping:
+                    return False
+                last_checkpoint, segment = time.monotonic(), time.perf_counter()
+        synchronize(self.device)
+        s.train_time += time.perf_counter() - segment
+        self._last_lr = lr
+        return True
+
+    def _log_step(self, lr: float) -> None:
+        # The window's metrics are differences of the epoch's running sums: no second accumulator
+        # per step, and these two .item() calls are the only GPU syncs between epoch ends.
+        s = self.state
+        loss_sum, correct = self.running.loss.item(), int(self.running.correct.item())
+        n = self.running.count - s.logged_count
+        loss = (loss_sum - s.logged_loss) / n
+        if not _finite(loss):
+            raise TrainError(
+                "loss_not_finite",
+                f"the training loss became {loss} at epoch {s.epoch + 1}; "
+                f"lower the learning rate (lr={self.config.lr})",
+            )
+        values = {"loss": loss, "accuracy": (correct - s.logged_correct) / n, "lr": lr}
+        s.logged_loss, s.logged_correct, s.logged_count = loss_sum, correct, self.running.count
+        self.reporter.emit(MetricEvent("step", s.epoch + 1, s.global_step, values))
+
+    def _end_epoch(self) -> None:
+        s, cfg = self.state, self.config
+        val_start = time.perf_counter()
+        values = self.running.values()
+        if self.pipeline.val is not None:
+            values.update(self.evaluator.run(self.model, self.pipeline.val, "val_")[0])
+        val_time = time.perf_counter() - val_start
+        if cfg.schedule == "step" and self.scheduler is not None:
+            self.scheduler.step()
+        values["lr"] = self._last_lr
+        values["samples_per_s"] = self.pipeline.train.num_samples / max(s.train_time, 1e-9)
+        values["epoch_time_s"] = s.train_time + val_time
+        values["peak_memory_mb"] = peak_memory_mb(self.device)
+        s.history.append(values)
+        self._early_stopping(values)
+        s.step, s.epoch_done = self.steps_per_epoch, True
+        self.reporter.emit(MetricEvent("epoch", s.epoch + 1, s.global_step, values))
+        self._checkpoint()
+        s.epoch_done = False
+
+    def _early_stopping(self, values: dict[str, float]) -> None:
+        s, cfg = self.state, self.config
+        score = values[self.monitor]
+        lower_is_better = self.monitor.endswith("loss")
+        improved = s.best_score is None or (score < s.best_score if lower_is_better else score > s.best_score)
+        if improved:
+            s.best_score, s.best_epoch, s.bad_epochs = score, s.epoch + 1, 0
+            if cfg.early_stopping:
+                s.best_state = {
+                    k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()
+                }
+            return
+        s.bad_epochs += 1
+        if cfg.early_stopping and s.bad_epochs >= cfg.patience:
+            s.stopped_early = True
+            self.info(
+                f"early stopping after epoch {s.epoch + 1}: {self.monitor} has not improved for "
+                f"{s.bad_epochs} epochs (best {s.best_score:.4g} at epoch {s.best_epoch})"
+            )
+
+    def _result(self, status: Literal["succeeded", "stopped"], **extra: Any) -> TrainResult:
+        s = self.state
+        return TrainResult(
+            status=status,
+            epochs_completed=len(s.history),
+            history=[dict(h) for h in s.history],
+            test=extra.get("test"),
+            best_epoch=s.best_epoch,
+            stopped_early=s.stopped_early,
+            report_path=extra.get("report_path"),
+            model_path=extra.get("model_path"),
+        )
+
+    def _finish(self) -> TrainResult:
+        s, cfg = self.state, self.config
+        if cfg.early_stopping and s.best_state is not None:
+            self.model.load_state_dict(s.best_state)
+            self.info(f"restored the best weights (epoch {s.best_epoch}, {self.monitor} {s.best_score:.4g})")
+        test: dict[str, float] | None = None
+        details: dict[str, Any] = {}
+        if self.pipeline.test is not None:
+            test, preds, targets = self.evaluator.run(self.model, self.pipeline.test, "test_", collect=True)
+            details = test_section(preds, targets, self.classes)
+            self.reporter.emit(MetricEvent("test", len(s.history), s.global_step, test))
+        if self.channels_last:
+            # safetensors stores contiguous tensors; bring 4-D weights back to the default layout.
+            self.model.to(memory_format=torch.contiguous_format)
+        model_path = self.out_dir / "model.safetensors"
+        tmp = model_path.with_suffix(".safetensors.tmp")
+        safetensors.torch.save_model(self.model, str(tmp))
+        tmp.replace(model_path)
+        self.reporter.emit(ArtifactEvent("model", str(model_path)))
+        report = build_report(s, cfg, self.classes, self.pipeline, self.model, str(self.device), self.monitor)
+        timings = report_timings(s, self.pipeline) | {"wall_s": time.perf_counter() - self.started}
+        report_path = self.out_dir / "report.json"
+        write_json(report_path, report | {"test": test} | details | {"timings": timings})
+        self.reporter.emit(ArtifactEvent("report", str(report_path)))
+        return self._result("succeeded", test=test, report_path=report_path, model_path=model_path)
+
+
+def _finite(value: float) -> bool:
+    return value == value and abs(value) != float("inf")

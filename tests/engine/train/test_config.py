@@ -1,0 +1,46 @@
+"""TrainConfig: the train node's params model and UI form."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from dragdl.engine.train.config import TrainConfig
+
+
+def test_defaults() -> None:
+    cfg = TrainConfig()
+    assert (cfg.epochs, cfg.batch_size, cfg.optimizer, cfg.lr) == (10, 64, "adam", 1e-3)
+    assert (cfg.val_split, cfg.test_split, cfg.device, cfg.amp) == (0.1, 0.2, "auto", "auto")
+
+
+def test_every_field_is_described_for_the_form() -> None:
+    schema = TrainConfig.model_json_schema()
+    assert schema["additionalProperties"] is False
+    missing = [name for name, prop in schema["properties"].items() if not prop.get("description")]
+    assert missing == []
+    assert schema["properties"]["epochs"]["maximum"] == 1000
+    assert schema["properties"]["optimizer"]["enum"] == ["sgd", "adam", "adamw"]
+
+
+def test_splits_that_leave_too_little_training_data_name_both_fields() -> None:
+    with pytest.raises(ValidationError) as err:
+        TrainConfig(val_split=0.45, test_split=0.45)
+    message = str(err.value)
+    assert "val_split (0.45)" in message and "test_split (0.45)" in message
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"epochs": 0},
+        {"lr": 0},
+        {"momentum": 1.0},
+        {"label_smoothing": 0.6},
+        {"optimizer": "rmsprop"},
+        {"bogus": 1},
+    ],
+)
+def test_out_of_range_or_unknown_values_are_refused(params: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        TrainConfig(**params)

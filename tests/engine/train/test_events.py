@@ -1,0 +1,50 @@
+"""Events serialise to JSON and back; reporters route them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dragdl.engine.train.events import (
+    ArtifactEvent,
+    ErrorEvent,
+    LogEvent,
+    MetricEvent,
+    ProgressEvent,
+    StartEvent,
+    StatusEvent,
+    event_from_json,
+)
+from dragdl.engine.train.reporter import JsonlReporter, ListReporter, MultiReporter, read_events
+
+EVENTS = [
+    StatusEvent("running"),
+    StartEvent(2, 5, 90, 20, 30, "cpu", 100, 120),
+    ProgressEvent(1, 1, 5),
+    MetricEvent("epoch", 1, 5, {"loss": 0.5, "accuracy": 0.75}),
+    LogEvent("warning", "something to know"),
+    ArtifactEvent("model", "/tmp/model.safetensors"),
+    ErrorEvent("out_of_memory", "lower batch_size", None),
+    StatusEvent("failed", "lower batch_size"),
+]
+
+
+def test_events_round_trip_through_json() -> None:
+    for event in EVENTS:
+        data = json.loads(json.dumps(event.to_json()))
+        assert data["type"] == event.type
+        assert event_from_json(data) == event
+
+
+def test_jsonl_reporter_appends_events_and_log_lines(tmp_path: Path) -> None:
+    listed = ListReporter()
+    with JsonlReporter(tmp_path) as jsonl:
+        multi = MultiReporter(listed, jsonl)
+        for event in EVENTS:
+            multi.emit(event)
+    with JsonlReporter(tmp_path) as again:  # a resumed run appends
+        again.emit(StatusEvent("succeeded"))
+    assert listed.events == EVENTS
+    assert read_events(tmp_path / "events.jsonl") == [*EVENTS, StatusEvent("succeeded")]
+    log = (tmp_path / "log.txt").read_text().splitlines()
+    assert len(log) == 1 and "WARNING" in log[0] and log[0].endswith("something to know")
