@@ -26,7 +26,7 @@ from rich.table import Table
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from dragdl.engine.data.base import ImageSource, TensorSource
+from dragdl.engine.data.base import ImageSource
 from dragdl.engine.data.pipeline import OpStage, build_pipeline
 from dragdl.engine.data.splits import Splits, split_indices
 from dragdl.engine.train.config import TrainConfig
@@ -76,29 +76,6 @@ def sketcher_cnn(seed: int) -> nn.Module:
     )
 
 
-class DatasetNormalize(nn.Module):
-    """Normalize with the training split's mean/std (what op.Normalize preset "dataset" does)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.mean = torch.zeros(1, 1, 1)
-        self.std = torch.ones(1, 1, 1)
-
-    def fit(self, images: Tensor) -> None:
-        self.mean = images.mean(dim=(0, 2, 3)).view(-1, 1, 1)
-        self.std = images.std(dim=(0, 2, 3)).view(-1, 1, 1)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return (x - self.mean) / self.std
-
-
-def hand_built(config: TrainConfig) -> Setup:
-    images, labels = load_mnist_5k()
-    stages = [OpStage("norm", DatasetNormalize(), random=False, needs_float=True)]
-    source = TensorSource(images, labels, tuple(CLASSES))
-    return Setup(source, stages, sketcher_cnn(config.seed), config, CLASSES)
-
-
 def compiled(config: TrainConfig) -> Setup:
     """The same run from examples/sketcher_cnn.json through the graph compiler."""
     from dragdl.engine.compile.plan import compile_graph
@@ -108,9 +85,6 @@ def compiled(config: TrainConfig) -> Setup:
     ctx = DataContext(data_dir=Path.home() / ".dragdl", allow_download=False)
     plan = compile_graph(json.loads(EXAMPLE.read_text()), ctx, overrides=overrides)
     return Setup(plan.source, plan.stages, plan.model, plan.config, plan.classes)
-
-
-MAKE_SETUP = compiled  # switch to `compiled` to benchmark the example graph end to end
 
 
 @dataclass
@@ -151,7 +125,7 @@ class PlainLoop:
         self.val_loader = loader(splits.val, False)
         self.test_loader = loader(splits.test, False)
         self.model = sketcher_cnn(config.seed)
-        # Same starting point as the DragDL run, however its network was built (by hand or compiled).
+        # Same starting point as the DragDL run: copy the compiled network's initial weights.
         ours = list(init_from.parameters())
         mine = list(self.model.parameters())
         if [p.shape for p in ours] != [p.shape for p in mine]:
@@ -221,7 +195,7 @@ class Interleave:
 def run_pair(config: TrainConfig, device: torch.device, plain_first: bool) -> tuple[Outcome, Outcome]:
     """One DragDL run and one plain run, epochs interleaved."""
     start = time.perf_counter()
-    setup = MAKE_SETUP(config)
+    setup = compiled(config)
     splits = split_indices(setup.source.labels, config.val_split, config.test_split, config.seed)
     pipeline = build_pipeline(setup.source, splits, setup.stages, config.batch_size, config.seed, device)
     setup_s = time.perf_counter() - start

@@ -193,3 +193,4 @@ __import__("dragdl.cli_model").cli_model.register(app)  # predict, export (lazy-
 from dragdl import cli_server as _cli_server  # noqa: E402
 
 _cli_server.register(app)
+__import__("dragdl.cli_code").cli_code.register(app)  # export-code

@@ -20,6 +20,13 @@ def serve(
         Path | None,
         typer.Option("--data-dir", help="Data directory (default: $DRAGDL_DATA_DIR or ~/.dragdl)."),
     ] = None,
+    no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--no-auth",
+            help="Single-user mode: no accounts, every request is the local administrator (loopback only).",
+        ),
+    ] = False,
 ) -> None:
     """Start the DragDL server (API docs at /docs)."""
     import uvicorn
@@ -28,10 +35,18 @@ def serve(
     from dragdl.server.settings import LOOPBACK_HOSTS, Settings
 
     console = Console()
-    settings = Settings.from_env(data_dir)
+    if no_auth and host not in LOOPBACK_HOSTS:
+        Console(stderr=True).print(
+            f"[red]error:[/] --no-auth lets anyone who reaches the server act as its administrator; "
+            f"it is only allowed on a loopback address ({', '.join(LOOPBACK_HOSTS)}), not {host}"
+        )
+        raise typer.Exit(2)
+    settings = Settings.from_env(data_dir, auth_enabled=not no_auth)
     if host not in LOOPBACK_HOSTS:
         Console(stderr=True).print(
             f"[yellow]warning:[/] listening on {host}: the server is reachable from other machines"
         )
     console.print(f"DragDL serving on http://{host}:{port} (data in {settings.data_dir})")
+    if no_auth:
+        console.print("single-user mode (--no-auth): no sign-in, every request is the local administrator")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")

@@ -25,19 +25,20 @@ def test_server_import_does_not_load_torch() -> None:
 
 
 def test_catalog_and_validation_endpoints(tmp_path: Path) -> None:
-    client = TestClient(create_app(Settings.from_env(tmp_path)))
-    assert client.get("/api/health").json()["status"] == "ok"
-    catalog = client.get("/api/catalog").json()
-    assert any(entry["type"] == "layer.Conv2d" for entry in catalog)
-    graph = json.loads((EXAMPLES / "sketcher_cnn.json").read_text())
-    result = client.post("/api/graphs/validate", json=graph).json()
-    assert result["ok"] is True and result["shapes"]["conv1"] == "16x28x28"
-    graph["nodes"][2]["params"]["kernel_size"] = 99
-    bad = client.post("/api/graphs/validate", json=graph)
-    assert bad.status_code == 200
-    assert bad.json()["errors"][0]["node_id"] == "conv1"
-    assert client.post("/api/graphs/validate", json=[1, 2]).status_code == 422
-    assert "operationId" in json.dumps(client.get("/openapi.json").json())
+    settings = Settings.from_env(tmp_path, auth_enabled=False)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+        assert client.get("/api/health").json()["status"] == "ok"
+        catalog = client.get("/api/catalog").json()
+        assert any(entry["type"] == "layer.Conv2d" for entry in catalog)
+        graph = json.loads((EXAMPLES / "sketcher_cnn.json").read_text())
+        result = client.post("/api/graphs/validate", json=graph).json()
+        assert result["ok"] is True and result["shapes"]["conv1"] == "16x28x28"
+        graph["nodes"][2]["params"]["kernel_size"] = 99
+        bad = client.post("/api/graphs/validate", json=graph)
+        assert bad.status_code == 200
+        assert bad.json()["errors"][0]["node_id"] == "conv1"
+        assert client.post("/api/graphs/validate", json=[1, 2]).status_code == 422
+        assert "operationId" in json.dumps(client.get("/openapi.json").json())
 
 
 def _free_port() -> int:

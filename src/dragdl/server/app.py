@@ -6,15 +6,29 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 
 from dragdl import __version__
 from dragdl.server.db.migrate import upgrade_database
 from dragdl.server.db.session import make_engine, make_session_factory
-from dragdl.server.routes import catalog, graphs, health
+from dragdl.server.errors import request_validation_error
+from dragdl.server.frontend import serve_frontend
+from dragdl.server.routes import auth, catalog, datasets, graphs, health, models, tasks, users
+from dragdl.server.services.prediction import PredictionService
+from dragdl.server.services.tasks import create_runner
 from dragdl.server.settings import Settings
 
-ROUTERS = (health.router, catalog.router, graphs.router)
+ROUTERS = (
+    health.router,
+    catalog.router,
+    auth.router,
+    users.router,
+    graphs.router,
+    datasets.router,
+    models.router,
+    tasks.router,
+)
 
 _HOME = """<!doctype html><html><head><meta charset="utf-8"><title>DragDL</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;color:#1f2937}
@@ -33,10 +47,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     upgrade_database(settings.database_url)
     engine = make_engine(settings.database_url)
     app.state.sessions = make_session_factory(engine)
-    app.state.runner = None  # the Ray runner is started here once it lands
+    app.state.runner = create_runner(settings, app.state.sessions)
+    app.state.runner.start()
+    app.state.predictor = PredictionService.from_settings(settings)
     try:
         yield
     finally:
+        app.state.runner.shutdown()
+        await app.state.predictor.close()
         engine.dispose()
 
 
@@ -48,6 +66,7 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.add_exception_handler(RequestValidationError, request_validation_error)
     for router in ROUTERS:
         app.include_router(router)
 
@@ -55,4 +74,5 @@ def create_app(settings: Settings) -> FastAPI:
     def home() -> HTMLResponse:
         return HTMLResponse(_HOME.replace("{version}", __version__))
 
+    serve_frontend(app)  # the built web UI, when there is one, answers / and the paths no route takes
     return app

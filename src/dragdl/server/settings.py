@@ -26,6 +26,12 @@ class Settings:
     session_days: int = 14
     stop_timeout_s: float = 30.0
     """A stopped task that has not checkpointed by then is killed."""
+    max_upload_bytes: int = 2 * 1024**3
+    """Largest dataset upload (all files of one request together)."""
+    predict_batching: bool = True
+    """Micro-batch concurrent predictions per model (`DRAGDL_PREDICT_BATCHING=0` turns it off)."""
+    predict_max_batch: int = 32
+    predict_window_ms: float = 5.0
 
     @property
     def datasets_dir(self) -> Path:
@@ -45,5 +51,7 @@ class Settings:
             ray_address=env.get("DRAGDL_RAY_ADDRESS") or None,
             allow_signup=env.get("DRAGDL_ALLOW_SIGNUP", "1") not in ("0", "false", "no"),
             max_running_per_user=int(env.get("DRAGDL_MAX_RUNNING_PER_USER", "2")),
+            max_upload_bytes=int(env.get("DRAGDL_MAX_UPLOAD_BYTES", str(2 * 1024**3))),
+            predict_batching=env.get("DRAGDL_PREDICT_BATCHING", "1") not in ("0", "false", "no"),
         )
         return replace(settings, **overrides)

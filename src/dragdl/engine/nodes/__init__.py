@@ -9,6 +9,7 @@ from dragdl.engine.nodes import (  # noqa: F401  (imported for their registratio
     ops_geometry,
     ops_pixel,
     train,
+    uploaded,
 )
 from dragdl.engine.nodes.registry import all_node_types, catalog, get_node_type, register
 

@@ -23,6 +23,14 @@ from dragdl.engine.data.online import (
     open_torchvision,
 )
 from dragdl.engine.nodes.base import DatasetNode
+from dragdl.engine.nodes.datasets_code import (
+    bitmaps_code,
+    builtin_code,
+    csv_code,
+    folder_code,
+    quickdraw_code,
+    torchvision_code,
+)
 from dragdl.engine.nodes.registry import register
 
 _COLOR_DESCRIPTION = (
@@ -68,6 +76,9 @@ class BuiltinDataset(DatasetNode[BuiltinParams]):
     def open(self, params: BuiltinParams, ctx: DataContext) -> ImageSource:
         return open_builtin(params.name)
 
+    def codegen(self, params: BuiltinParams) -> str:
+        return builtin_code(params.name)
+
 
 # --- dataset.folder -----------------------------------------------------------------------------
 
@@ -98,6 +109,9 @@ class FolderDataset(DatasetNode[FolderParams]):
 
     def open(self, params: FolderParams, ctx: DataContext) -> ImageSource:
         return open_folder(resolve_path(params.path, ctx), ctx.cache_dir, params.color)
+
+    def codegen(self, params: FolderParams) -> str:
+        return folder_code(params.path, params.color)
 
 
 # --- dataset.csv --------------------------------------------------------------------------------
@@ -132,6 +146,10 @@ class CsvDataset(DatasetNode[CsvParams]):
     def open(self, params: CsvParams, ctx: DataContext) -> ImageSource:
         return open_csv(*self._args(params, ctx))
 
+    def codegen(self, params: CsvParams) -> str:
+        p = params
+        return csv_code(p.path, p.image_root, p.path_column, p.label_column, p.color)
+
 
 # --- dataset.bitmaps ----------------------------------------------------------------------------
 
@@ -162,6 +180,9 @@ class BitmapsDataset(DatasetNode[BitmapsParams]):
 
     def open(self, params: BitmapsParams, ctx: DataContext) -> ImageSource:
         return open_bitmaps(resolve_path(params.path, ctx), params.max_per_class, params.invert)
+
+    def codegen(self, params: BitmapsParams) -> str:
+        return bitmaps_code(params.path, params.max_per_class, params.invert)
 
 
 # --- dataset.torchvision ------------------------------------------------------------------------
@@ -203,6 +224,9 @@ class TorchvisionDataset(DatasetNode[TorchvisionParams]):
 
     def open(self, params: TorchvisionParams, ctx: DataContext) -> ImageSource:
         return open_torchvision(params.name, self._root(params, ctx), params.download and ctx.allow_download)
+
+    def codegen(self, params: TorchvisionParams) -> str:
+        return torchvision_code(params.name, params.root, params.download)
 
 
 # --- dataset.quickdraw --------------------------------------------------------------------------
@@ -256,3 +280,6 @@ class QuickDrawDataset(DatasetNode[QuickDrawParams]):
     def open(self, params: QuickDrawParams, ctx: DataContext) -> ImageSource:
         download = params.download and ctx.allow_download
         return open_quickdraw(params.categories, ctx.cache_dir, params.max_per_class, download)
+
+    def codegen(self, params: QuickDrawParams) -> str:
+        return quickdraw_code(params.categories, params.max_per_class, params.download)
