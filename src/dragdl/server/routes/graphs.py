@@ -7,7 +7,7 @@ from typing import Annotated, Any, NoReturn
 from fastapi import APIRouter, Body, HTTPException, Path, Query, status
 
 from dragdl.server.db.models import Graph as GraphRow
-from dragdl.server.db.models import User
+from dragdl.server.db.models import GraphVersion, User
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.schemas.graphs import (
     GraphCode,
@@ -46,8 +46,12 @@ def _owned(db: SessionDep, user: User, graph_id: str) -> GraphRow:
     return row
 
 
-def _detail(db: SessionDep, row: GraphRow) -> GraphDetail:
-    return GraphDetail(**GraphPublic.model_validate(row).model_dump(), graph=service.current_data(db, row))
+def _detail(db: SessionDep, row: GraphRow, version: GraphVersion | None = None) -> GraphDetail:
+    """The graph as of `version` (default: its current one): the version a save made is the one it
+    answers with, even when another save of the same graph committed right after it."""
+    shown = version or service.current_version(db, row)
+    public = GraphPublic.model_validate(row).model_copy(update={"current_version": shown.version})
+    return GraphDetail(**public.model_dump(), graph=shown.data)
 
 
 @router.post("/validate", operation_id="validateGraph")
@@ -123,10 +127,10 @@ def update_graph(graph_id: GraphId, body: GraphUpdate, user: CurrentUser, db: Se
     """Rename and/or save; every save of `graph` is a new version."""
     row = _owned(db, user, graph_id)
     try:
-        row = service.update_graph(db, row, body.graph, body.name)
+        saved = service.update_graph(db, row, body.graph, body.name)
     except GraphRejected as exc:
         _reject(exc)
-    return _detail(db, row)
+    return _detail(db, row, saved)
 
 
 @router.delete("/{graph_id}", operation_id="deleteGraph", status_code=status.HTTP_204_NO_CONTENT)
@@ -161,7 +165,7 @@ def restore_version(
     old = service.get_version(db, row, version)
     if old is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"graph {graph_id!r} has no version {version}")
-    return _detail(db, service.restore_version(db, row, old))
+    return _detail(db, row, service.restore_version(db, row, old))
 
 
 @router.get("/{graph_id}/code", operation_id="getGraphCode", responses=_PROBLEMS)

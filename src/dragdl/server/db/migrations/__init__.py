@@ -1,0 +1,1 @@
+"""Alembic migrations, shipped inside the package and configured in code (no alembic.ini)."""

@@ -1,0 +1,40 @@
+"""Accounts, for administrators: list them, grant or revoke admin rights, set task quotas."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query, status
+
+from dragdl.server.deps import AdminUser, SessionDep
+from dragdl.server.schemas.users import UserPublic, UsersPublic, UserUpdate
+from dragdl.server.services import users as service
+
+router = APIRouter(prefix="/api/users", tags=["users"])
+
+
+@router.get("", operation_id="listUsers")
+def list_users(
+    admin: AdminUser,
+    db: SessionDep,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> UsersPublic:
+    users, count = service.list_users(db, offset, limit)
+    return UsersPublic(data=[UserPublic.model_validate(user) for user in users], count=count)
+
+
+@router.patch("/{user_id}", operation_id="updateUser")
+def update_user(
+    user_id: Annotated[int, Path(ge=1, le=2**31 - 1)], body: UserUpdate, admin: AdminUser, db: SessionDep
+) -> UserPublic:
+    """Change `is_admin` or the quota `max_running_tasks` (null = the server default)."""
+    user = service.get_user(db, user_id)
+    if user is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no user {user_id}")
+    try:
+        return UserPublic.model_validate(service.update_user(db, user, body))
+    except service.LastAdmin:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, "the last administrator cannot lose admin rights"
+        ) from None

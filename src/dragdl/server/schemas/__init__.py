@@ -1,0 +1,1 @@
+"""Request and response models per domain (`XCreate`, `XUpdate`, `XPublic`)."""

@@ -1,0 +1,1 @@
+"""Business logic per domain: every query lives here, routes stay thin."""
