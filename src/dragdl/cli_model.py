@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from dragdl.client import Prediction as RemotePrediction
     from dragdl.engine.bundle import Bundle, Prediction
 
 console = Console()
@@ -101,7 +102,9 @@ def _predict_all(
         yield from zip(paths, bundle.predict_preprocessed(inputs, top_k), strict=True)
 
 
-def _write_csv(out: Path, classes: list[str], rows: list[tuple[Path, Prediction]]) -> None:
+def _write_csv(
+    out: Path, classes: list[str], rows: list[tuple[Path, Prediction]] | list[tuple[Path, RemotePrediction]]
+) -> None:
     try:
         with out.open("w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
@@ -114,8 +117,10 @@ def _write_csv(out: Path, classes: list[str], rows: list[tuple[Path, Prediction]
         _fail(f"{out}: cannot write the CSV file ({exc.strerror or exc})")
 
 
-def _table(bundle: Bundle, rows: list[tuple[Path, Prediction]], top_k: int) -> Table:
-    table = Table(title=f"{bundle.manifest.name}: {len(rows)} prediction(s)")
+def _table(
+    name: str, rows: list[tuple[Path, Prediction]] | list[tuple[Path, RemotePrediction]], top_k: int
+) -> Table:
+    table = Table(title=f"{escape(name)}: {len(rows)} prediction(s)")
     table.add_column("image", style="cyan", overflow="fold")
     table.add_column("class", style="bold")
     table.add_column("probability", justify="right")
@@ -130,7 +135,9 @@ def _table(bundle: Bundle, rows: list[tuple[Path, Prediction]], top_k: int) -> T
 
 
 def predict(
-    bundle: Annotated[Path, typer.Argument(help="A run folder with model.json.")],
+    bundle: Annotated[
+        str, typer.Argument(help="A run folder with model.json; with --server, a model id on the server.")
+    ],
     images: Annotated[list[Path], typer.Argument(help="Image files, or folders (searched recursively).")],
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many classes to list per image.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the predictions as JSON.")] = False,
@@ -138,20 +145,35 @@ def predict(
         Path | None,
         typer.Option("--csv", help="Write path,predicted,probability and one column per class to this file."),
     ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option("--server", help="Predict on this DragDL server; BUNDLE is then a model id."),
+    ] = None,
 ) -> None:
-    """Classify images with a trained bundle (the preprocessing of training's evaluation is applied)."""
-    opened = _open(bundle)
-    files = _expand(images)
-    rows = list(_predict_all(opened, files, top_k))
+    """Classify images with a trained bundle (the preprocessing of training's evaluation is applied).
+
+    With --server URL, BUNDLE is the id of a model on that server and the images are classified there.
+    """
+    rows: list[tuple[Path, Prediction]] | list[tuple[Path, RemotePrediction]]
+    if server is not None:
+        from dragdl.cli_remote import predict_remote
+
+        files = _expand(images)
+        name, classes, rows = predict_remote(server, bundle, files, top_k)
+    else:
+        opened = _open(Path(bundle))
+        files = _expand(images)
+        rows = list(_predict_all(opened, files, top_k))
+        name, classes = opened.manifest.name, opened.classes
     if csv_out is not None:
-        _write_csv(csv_out, opened.classes, rows)
+        _write_csv(csv_out, classes, rows)
     if as_json:
         data: list[dict[str, Any]] = [{"image": str(path), **p.to_json()} for path, p in rows]
         typer.echo(json.dumps(data, indent=2))
     elif csv_out is not None:
         console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
     else:
-        console.print(_table(opened, rows, top_k))
+        console.print(_table(name, rows, top_k))
     if len(rows) < len(files):
         raise typer.Exit(1)
 

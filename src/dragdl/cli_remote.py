@@ -1,0 +1,381 @@
+"""The commands that talk to a DragDL server through the SDK: login, submit, tasks, stop (and the
+remote half of `dragdl predict --server`).
+
+Every expected failure (an unreachable server, a refused graph, a task that failed) ends with a
+message and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from dragdl.client import ApiError, DragDLClient, Event, Prediction, Task
+    from dragdl.engine.train.events import Event as EngineEvent
+    from dragdl.engine.train.events import Status
+
+console = Console()
+err_console = Console(stderr=True)
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+ServerOption = Annotated[
+    str,
+    typer.Option(
+        "--server",
+        envvar="DRAGDL_SERVER",
+        help="The DragDL server (default: $DRAGDL_SERVER or http://127.0.0.1:8000).",
+        show_default=False,
+        show_envvar=False,
+    ),
+]
+_BATCH = 64
+"""Images per prediction request (the server takes at most 64)."""
+_STATUS_STYLE = {
+    "QUEUED": "yellow",
+    "RUNNING": "cyan",
+    "SUCCEEDED": "green",
+    "FAILED": "red",
+    "STOPPED": "magenta",
+}
+_TRAINER_STATUS: dict[str, Status] = {
+    "RUNNING": "running",
+    "SUCCEEDED": "succeeded",
+    "FAILED": "failed",
+    "STOPPED": "stopped",
+}
+"""Task statuses as the trainer names them; QUEUED has no trainer counterpart."""
+_HEADLINE_METRICS = ("test_accuracy", "val_accuracy", "accuracy", "test_loss", "val_loss", "loss")
+
+
+class StatusChoice(StrEnum):
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    STOPPED = "STOPPED"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the server commands to the main `dragdl` app."""
+    app.command("login")(login)
+    app.command("submit")(submit)
+    app.command("tasks")(tasks)
+    app.command("stop")(stop)
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _report(exc: ApiError, login_hint: bool = True) -> NoReturn:
+    message = exc.message if exc.status is None else f"{exc.message} (HTTP {exc.status})"
+    if exc.status == 401 and exc.url and login_hint:
+        message += f"; log in with: dragdl login --server {exc.url} (or set DRAGDL_TOKEN)"
+    _fail(message)
+
+
+@contextmanager
+def _session(server: str, *, login_hint: bool = True) -> Iterator[DragDLClient]:
+    """A client for the server; an ApiError escaping the block becomes a one-line error and exit 1."""
+    from dragdl.client import ApiError, DragDLClient
+
+    try:
+        with DragDLClient(server) as client:
+            yield client
+    except ApiError as exc:
+        _report(exc, login_hint)
+
+
+# --- login -----------------------------------------------------------------------------------------
+
+
+def login(
+    server: ServerOption = DEFAULT_SERVER,
+    username: Annotated[str, typer.Option(prompt=True, help="Your account on the server.")] = "",
+    password: Annotated[
+        str, typer.Option(prompt=True, hide_input=True, help="Asked for when not given.")
+    ] = "",
+) -> None:
+    """Log in and save a personal API token for this server in ~/.dragdl/credentials.json (mode 0600)."""
+    from dragdl.client import save_token
+
+    with _session(server, login_hint=False) as client:
+        client.login(username, password)
+        user = client.me()
+        assert client.token is not None
+        try:
+            path = save_token(client.server_url, client.token, user.username)
+        except OSError as exc:
+            _fail(f"cannot save the token: {exc.strerror or exc} ({exc.filename or ''})")
+    console.print(
+        f"logged in to {escape(client.server_url)} as [bold]{escape(user.username)}[/]; "
+        f"API token saved in {escape(str(path))}",
+        highlight=False,
+    )
+    if os.environ.get("DRAGDL_TOKEN"):
+        console.print("[yellow]note:[/] $DRAGDL_TOKEN is set and is used instead of the saved token")
+
+
+# --- submit ----------------------------------------------------------------------------------------
+
+
+def submit(
+    graph_file: Annotated[Path, typer.Argument(help="Graph JSON file.")],
+    server: ServerOption = DEFAULT_SERVER,
+    name: Annotated[str | None, typer.Option(help="Task name (default: the graph's name).")] = None,
+    priority: Annotated[int, typer.Option(min=-100, max=100, help="Higher runs first.")] = 0,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Follow the training with progress bars until it ends.")
+    ] = False,
+) -> None:
+    """Queue a graph for training on the server; prints the task id at once.
+
+    With --wait, the exit code is 0 only when the task SUCCEEDED.
+    """
+    from dragdl.cli import _read_graph
+    from dragdl.client import ApiError
+
+    raw = _read_graph(graph_file)
+    with _session(server) as client:
+        try:
+            task = client.submit(raw, name=name, priority=priority)
+        except ApiError as exc:
+            if exc.status == 422 and exc.errors:
+                _refused(exc, raw)
+            raise
+        console.print(f"task [bold]{task.id}[/] queued: {escape(task.name)}", highlight=False)
+        if not wait:
+            return
+        final = _follow(client, task.id)
+        _summary(client, final)
+    if final.status == "FAILED":
+        error = final.error
+        where = f" at node {error.node_id}" if error and error.node_id else ""
+        detail = f"{error.message} ({error.code})" if error else "no error was recorded"
+        _fail(f"task {final.id} FAILED{where}: {detail}")
+    if final.status != "SUCCEEDED":
+        _fail(f"task {final.id} ended {final.status}; continue it with the web UI or the SDK's retry()")
+
+
+def _refused(exc: ApiError, graph: dict[str, Any]) -> NoReturn:
+    """The server's graph problems as the table `dragdl validate` prints."""
+    from dragdl.cli import _print_errors
+    from dragdl.engine.graph.errors import GraphError
+
+    err_console.print(f"[red]the server refused the graph:[/] {escape(exc.message)}", highlight=False)
+    errors = []
+    for item in exc.errors:
+        try:
+            errors.append(GraphError.model_validate(item))
+        except ValueError:
+            errors.append(GraphError(code="invalid", message=str(item)))
+    _print_errors(errors, graph)
+    raise typer.Exit(1)
+
+
+def _follow(client: DragDLClient, task_id: str) -> Task:
+    """Stream the task's events into the progress bars of `dragdl run`; returns the finished task."""
+    from dragdl.cli_progress import RichReporter
+    from dragdl.engine.train.events import MetricEvent, ProgressEvent, StartEvent
+
+    reporter = RichReporter(console)
+    steps_per_epoch = 0
+    try:
+        for event in client.events(task_id):
+            if event.kind == "status":
+                _print_status(event)
+            converted = _engine_event(event)
+            if isinstance(converted, StartEvent):
+                steps_per_epoch = converted.steps_per_epoch
+            elif isinstance(converted, MetricEvent) and converted.scope == "epoch" and steps_per_epoch:
+                # The server keeps about two progress events a second: a fast epoch may have none,
+                # so its end fills the step bar.
+                reporter.emit(ProgressEvent(converted.epoch, steps_per_epoch, steps_per_epoch))
+            if converted is not None:
+                reporter.emit(converted)
+    except KeyboardInterrupt:
+        reporter.close()
+        err_console.print(
+            f"[yellow]stopped watching[/]; task {task_id} goes on (stop it with: dragdl stop {task_id})"
+        )
+        raise typer.Exit(130) from None
+    finally:
+        reporter.close()
+    return client.get_task(task_id)
+
+
+def _print_status(event: Event) -> None:
+    status = event.status or "?"
+    message = str(event.data.get("message") or "")
+    attempt = event.data.get("attempt")
+    if status == "RUNNING" and isinstance(attempt, int) and attempt > 1:
+        message = f"attempt {attempt}: {message}"
+    style = _STATUS_STYLE.get(status, "white")
+    console.print(f"[{style}]{status}[/] [dim]{escape(message)}[/]", highlight=False)
+
+
+def _engine_event(event: Event) -> EngineEvent | None:
+    """The engine event an SSE payload came from, for `RichReporter`; None for what it does not show.
+
+    Status events carry the task's status (RUNNING, ...), not the trainer's (running, ...); errors are
+    left out here and printed once, with their node, from the finished task.
+    """
+    from dragdl.engine.train.events import StatusEvent, event_from_json
+
+    if event.kind == "status":
+        status = _TRAINER_STATUS.get(event.status or "")
+        return StatusEvent(status, str(event.data.get("message") or "")) if status else None
+    if event.kind == "error":
+        return None
+    try:
+        return event_from_json({**event.data, "type": event.kind})
+    except (TypeError, ValueError):  # an event kind or field this version does not know
+        return None
+
+
+def _summary(client: DragDLClient, task: Task) -> None:
+    style = "bold green" if task.status == "SUCCEEDED" else "bold red"
+    table = Table(title="Result", show_header=False, title_style=style)
+    table.add_column("what", style="cyan")
+    table.add_column("value", justify="right")
+    table.add_row("task", task.id)
+    table.add_row("status", f"[{_STATUS_STYLE.get(task.status, 'white')}]{task.status}[/]")
+    table.add_row("epochs", str(task.epoch))
+    if task.elapsed_s is not None:
+        table.add_row("time", f"{task.elapsed_s:.1f} s")
+    best = task.best_metrics
+    shown = [k for k in best if k.startswith("test_")]
+    shown += [k for k in ("val_accuracy", "val_loss") if k in best]
+    for key in shown or sorted(best):
+        table.add_row(key.replace("_", " "), _fmt(key, best[key]))
+    model = next((m for m in client.list_models() if m.task_id == task.id), None)
+    if model is not None:
+        table.add_row("model", model.id)
+    console.print(table)
+    if model is not None:
+        console.print(
+            f"predict with: dragdl predict --server {escape(client.server_url)} {model.id} IMAGE...",
+            highlight=False,
+        )
+
+
+def _fmt(key: str, value: float) -> str:
+    return f"{value * 100:.2f}%" if "accuracy" in key else f"{value:.4f}"
+
+
+# --- tasks, stop -----------------------------------------------------------------------------------
+
+
+def tasks(
+    server: ServerOption = DEFAULT_SERVER,
+    status: Annotated[
+        StatusChoice | None, typer.Option("--status", case_sensitive=False, help="Only tasks in this state.")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=200, help="How many (newest first).")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the tasks as JSON.")] = False,
+) -> None:
+    """List your tasks on the server, newest first."""
+    with _session(server) as client:
+        found = client.list_tasks(status.value if status else None, limit=limit)
+    if as_json:
+        typer.echo(json.dumps([task.model_dump(mode="json") for task in found], indent=2))
+        return
+    if not found:
+        console.print("no tasks" + (f" with status {status.value}" if status else ""))
+        return
+    table = Table(title=f"{len(found)} task(s) on {escape(client.server_url)}")
+    table.add_column("id", style="cyan", no_wrap=True)
+    table.add_column("name", overflow="fold")
+    table.add_column("status")
+    table.add_column("progress", justify="right")
+    table.add_column("best metric", justify="right")
+    table.add_column("created", no_wrap=True)
+    for task in found:
+        table.add_row(
+            task.id,
+            escape(task.name),
+            f"[{_STATUS_STYLE.get(task.status, 'white')}]{task.status}[/]",
+            f"{task.progress:.0%}" + (f" (epoch {task.epoch})" if task.epoch else ""),
+            _headline(task.best_metrics),
+            _local_time(task),
+        )
+    console.print(table)
+
+
+def _headline(best: dict[str, float]) -> str:
+    key = next((k for k in _HEADLINE_METRICS if k in best), None)
+    return f"{key} {_fmt(key, best[key])}" if key else ""
+
+
+def _local_time(task: Task) -> str:
+    from dragdl.client.models import as_utc
+
+    return as_utc(task.created_at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def stop(
+    task_id: Annotated[str, typer.Argument(help="The task's id (see `dragdl tasks`).")],
+    server: ServerOption = DEFAULT_SERVER,
+) -> None:
+    """Stop a task: a queued one at once, a running one after its next checkpoint."""
+    with _session(server) as client:
+        task = client.stop(task_id)
+    if task.status == "STOPPED":
+        console.print(f"task {task.id} stopped", highlight=False)
+    else:
+        console.print(f"task {task.id}: stop requested; it checkpoints, then ends STOPPED", highlight=False)
+
+
+# --- predict --server ------------------------------------------------------------------------------
+
+
+def predict_remote(
+    server: str, model_id: str, files: list[tuple[Path, bool]], top_k: int
+) -> tuple[str, list[str], list[tuple[Path, Prediction]]]:
+    """(model name, classes, (file, prediction) rows) for `dragdl predict --server`.
+
+    As locally, an unreadable image named on the command line ends the command; one found in a
+    folder is named and skipped.
+    """
+    from dragdl.client import ApiError
+
+    rows: list[tuple[Path, Prediction]] = []
+    with _session(server) as client:
+        model = client.get_model(model_id)
+        for start in range(0, len(files), _BATCH):
+            batch = files[start : start + _BATCH]
+            try:
+                answer = client.predict(model_id, [path for path, _ in batch], top_k)
+            except ApiError as exc:
+                if exc.status != 400 or all(explicit for _, explicit in batch):
+                    raise
+                rows.extend(_one_by_one(client, model_id, batch, top_k))
+                continue
+            rows.extend(zip((path for path, _ in batch), answer.predictions, strict=True))
+    return model.name, model.classes, rows
+
+
+def _one_by_one(
+    client: DragDLClient, model_id: str, batch: list[tuple[Path, bool]], top_k: int
+) -> Iterator[tuple[Path, Prediction]]:
+    from dragdl.client import ApiError
+
+    for path, explicit in batch:
+        try:
+            yield path, client.predict(model_id, [path], top_k).predictions[0]
+        except ApiError as exc:
+            if explicit or exc.status != 400:
+                raise
+            err_console.print(f"[yellow]skipped:[/] {escape(exc.message)}", highlight=False, soft_wrap=True)

@@ -1,0 +1,42 @@
+"""The Python SDK of the DragDL REST API: `DragDLClient`, its typed answers and its one error."""
+
+from dragdl.client.client import DragDLClient
+from dragdl.client.credentials import DEFAULT_SERVER, credentials_path, load_token, save_token
+from dragdl.client.errors import ApiError
+from dragdl.client.events import Event
+from dragdl.client.models import (
+    Dataset,
+    Graph,
+    GraphSummary,
+    MetricPoint,
+    Model,
+    Prediction,
+    Predictions,
+    Task,
+    TaskError,
+    TaskLog,
+    User,
+    ValidationResult,
+)
+
+__all__ = [
+    "DEFAULT_SERVER",
+    "ApiError",
+    "Dataset",
+    "DragDLClient",
+    "Event",
+    "Graph",
+    "GraphSummary",
+    "MetricPoint",
+    "Model",
+    "Prediction",
+    "Predictions",
+    "Task",
+    "TaskError",
+    "TaskLog",
+    "User",
+    "ValidationResult",
+    "credentials_path",
+    "load_token",
+    "save_token",
+]

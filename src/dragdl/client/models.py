@@ -1,0 +1,162 @@
+"""Typed answers of the REST API. Unknown fields are ignored, so a newer server does not break the SDK."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FINAL_STATUSES = ("SUCCEEDED", "FAILED", "STOPPED")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, protected_namespaces=())
+
+
+def as_utc(moment: datetime) -> datetime:
+    """SQLite-backed servers send some times without a zone; every server time is UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+class User(_Model):
+    id: int
+    username: str
+    is_admin: bool = False
+    created_at: datetime | None = None
+
+
+class ApiToken(_Model):
+    id: str
+    name: str
+    prefix: str = ""
+    token: str | None = None
+    """The secret itself: only in the answer that created it."""
+
+
+class GraphSummary(_Model):
+    id: str
+    name: str
+    current_version: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class Graph(GraphSummary):
+    graph: dict[str, Any]
+
+
+class ValidationResult(_Model):
+    ok: bool
+    errors: list[dict[str, Any]] = Field(default_factory=list)
+    shapes: dict[str, str] = Field(default_factory=dict)
+    dataset: dict[str, Any] | None = None
+
+
+class TaskError(_Model):
+    code: str
+    message: str
+    node_id: str | None = None
+
+
+class Task(_Model):
+    id: str
+    name: str
+    graph_id: str | None = None
+    status: str
+    priority: int = 0
+    resources: dict[str, float | None] = Field(default_factory=dict)
+    attempts: int = 0
+    max_attempts: int = 0
+    stop_requested: bool = False
+    error: TaskError | None = None
+    progress: float = 0.0
+    epoch: int = 0
+    best_metrics: dict[str, float] = Field(default_factory=dict)
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    elapsed_s: float | None = None
+    graph: dict[str, Any] | None = None
+    """The submitted graph: in the detail view (`get_task`, `submit`) only."""
+    config: dict[str, Any] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+
+class MetricPoint(_Model):
+    id: int
+    scope: str
+    epoch: int
+    step: int
+    values: dict[str, float]
+    time: datetime
+
+
+class TaskLog(_Model):
+    text: str
+    offset: int
+    next_offset: int
+    size: int
+
+
+class Model(_Model):
+    id: str
+    name: str
+    task_id: str | None = None
+    classes: list[str] = Field(default_factory=list)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    input_spec: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    exports: list[str] = Field(default_factory=list)
+
+
+class ClassScore(_Model):
+    label: str = Field(alias="class")
+    probability: float
+
+
+class Prediction(_Model):
+    filename: str
+    label: str = Field(alias="class")
+    index: int
+    probability: float
+    top_k: list[ClassScore]
+    probabilities: list[float]
+
+    def to_json(self) -> dict[str, Any]:
+        """The same JSON as a local prediction (`dragdl.engine.bundle.Prediction.to_json`)."""
+        return {
+            "class": self.label,
+            "index": self.index,
+            "probability": self.probability,
+            "top_k": [{"class": s.label, "probability": s.probability} for s in self.top_k],
+            "probabilities": self.probabilities,
+        }
+
+
+class Predictions(_Model):
+    model_id: str
+    classes: list[str]
+    predictions: list[Prediction]
+
+
+class ClassSummary(_Model):
+    index: int
+    name: str
+    count: int
+
+
+class Dataset(_Model):
+    id: str
+    name: str
+    kind: str
+    count: int
+    channels: int
+    size: tuple[int, int] | None = None
+    classes: list[ClassSummary] = Field(default_factory=list)
+    size_bytes: int = 0
+    created_at: datetime
+    node: dict[str, Any] = Field(default_factory=dict)
