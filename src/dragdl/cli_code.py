@@ -1,0 +1,46 @@
+"""`dragdl export-code`: a graph as a standalone PyTorch training script."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command to the `dragdl` app (called from the end of `cli.py`)."""
+    app.command("export-code")(export_code)
+
+
+def export_code(
+    graph_file: Annotated[Path, typer.Argument(help="Graph JSON file.")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the script here instead of stdout.")
+    ] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Data directory (default: $DRAGDL_DATA_DIR or ~/.dragdl)."),
+    ] = None,
+) -> None:
+    """Write a training script that needs only PyTorch (no DragDL) and trains like `dragdl run`."""
+    # Imported here: cli.py imports this module at its end, and the engine is slow to import.
+    from dragdl.cli import _data_context, _print_errors, _read_graph, err_console
+    from dragdl.engine.compile.codegen import generate_script
+    from dragdl.engine.graph.errors import GraphInvalid
+
+    raw = _read_graph(graph_file)
+    try:
+        script = generate_script(raw, _data_context(data_dir))
+    except GraphInvalid as exc:
+        _print_errors(exc.errors, raw)
+        raise typer.Exit(1) from None
+    if output is None:
+        typer.echo(script, nl=False)
+        return
+    try:
+        output.write_text(script, encoding="utf-8")
+    except OSError as exc:
+        err_console.print(f"[red]error:[/] cannot write {output}: {exc}")
+        raise typer.Exit(2) from None
+    err_console.print(f"wrote {output}; run it with: python {output}")

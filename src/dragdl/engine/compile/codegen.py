@@ -1,0 +1,395 @@
+"""graph -> a readable, standalone PyTorch training script (no DragDL needed to run it).
+
+The script is made of the node types' own code (`codegen()` of the dataset, operator and layer
+nodes) and fixed blocks from `codegen_template.py` that reimplement the engine's split, seeding,
+data preparation and training loop, so that on the same seed (on CPU) it reaches the same test
+accuracy as `dragdl run`. It is laid out as `ruff format` would write it (see `codegen_format.py`).
+"""
+
+from __future__ import annotations
+
+import keyword
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from torch import nn
+
+from dragdl.engine.compile import codegen_template as tpl
+from dragdl.engine.compile.codegen_format import WIDTH, expression, reflow, statement, string_literal
+from dragdl.engine.data.base import DataContext
+from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
+from dragdl.engine.graph.spec import Graph
+from dragdl.engine.graph.validate import Analysis, analyze
+from dragdl.engine.nodes.base import DatasetNode, LayerNode, OpNode, format_shape
+from dragdl.engine.train.config import TrainConfig
+
+TO_FLOAT = "v2.ToDtype(torch.float32, scale=True)"
+"""The engine's uint8 -> float32 in [0, 1] conversion (`data/stages.py: to_float`)."""
+FITTED_MARKER = "DATASET_MEAN"
+"""Operators whose code names this are fitted on the training images (Normalize, preset "dataset")."""
+_MERGES: dict[str, Callable[[list[str]], str]] = {
+    "layer.Add": lambda values: " + ".join(values),
+    "layer.Concat": lambda values: f"torch.cat([{', '.join(values)}], dim=1)",
+}
+_SCHEDULE_NOTES = {
+    "step": "Multiply the learning rate by GAMMA every STEP_SIZE epochs.",
+    "cosine": "Anneal the learning rate to 0 over the whole run, stepped every batch.",
+    "onecycle": "One cycle over the whole run, stepped every batch: warm up to LR, then anneal.",
+}
+_RESERVED = frozenset(
+    {"x", "self", "torch", "nn", "np", "v2", "images", "train_idx", "transform", "train_transform"}
+    | {"eval_transform", "DATASET_MEAN", "DATASET_STD", "channel_stats", "super"}
+    | set(dir(nn.Module))
+)
+
+
+def generate_script(graph: dict[str, Any] | Graph, ctx: DataContext) -> str:
+    """The training script of a valid graph. Raises GraphInvalid with every error otherwise, or with
+    a `codegen_unsupported` error on a node that cannot be exported yet (pretrained models)."""
+    analysis = analyze(graph, ctx)
+    if analysis.errors:
+        raise GraphInvalid(analysis.errors)
+    return _Writer(analysis, ctx).script()
+
+
+@dataclass(frozen=True)
+class _Op:
+    node_id: str
+    code: str
+    random: bool
+    needs_float: bool
+
+
+def identifiers(node_ids: list[str], reserved: frozenset[str] = _RESERVED) -> dict[str, str]:
+    """A distinct Python identifier per node id ('conv-1' -> conv_1, '2' -> n2, 'train' -> train_)."""
+    names: dict[str, str] = {}
+    taken = set(reserved)
+    for node_id in node_ids:
+        name = node_id.replace("-", "_")
+        if name[0].isdigit():
+            name = f"n{name}"
+        if keyword.iskeyword(name) or name in reserved:
+            name += "_"
+        candidate, n = name, 2
+        while candidate in taken:
+            candidate, n = f"{name}_{n}", n + 1
+        taken.add(candidate)
+        names[node_id] = candidate
+    return names
+
+
+def _call(attribute: str, values: list[str]) -> str:
+    return f"{attribute}({', '.join(values)})"
+
+
+def _compose(name: str, codes: list[str]) -> str:
+    """`name = v2.Compose([...])` in build_transforms, one operator per line from two on (the
+    trailing comma keeps ruff format from joining them)."""
+    if len(codes) < 2:
+        return statement(f"{name} = ", f"v2.Compose([{', '.join(codes)}])", 4)
+    items = [statement("", code, 12, tail=",") for code in codes]
+    return "\n".join([f"    {name} = v2.Compose(", "        [", *items, "        ]", "    )"])
+
+
+def _comment(text: str, indent: int) -> str:
+    prefix = " " * indent + "# "
+    return textwrap.fill(text, WIDTH, initial_indent=prefix, subsequent_indent=prefix)
+
+
+def _with_float(ops: list[_Op], at_end: bool = True) -> list[str]:
+    """Operator code with the uint8 -> float conversion where the engine does it: before the first
+    operator that needs floats, else (when `at_end`) after the last."""
+    at = next((i for i, op in enumerate(ops) if op.needs_float), None)
+    codes = [op.code for op in ops]
+    if at is None:
+        return [*codes, TO_FLOAT] if at_end else codes
+    return [*codes[:at], TO_FLOAT, *codes[at:]]
+
+
+class _Writer:
+    def __init__(self, analysis: Analysis, ctx: DataContext) -> None:
+        self.analysis = analysis
+        self.structure = analysis.structure
+        self.ctx = ctx
+        assert self.structure.dataset_id is not None and self.structure.train_id is not None
+        config = self.structure.nodes[self.structure.train_id].params
+        assert isinstance(config, TrainConfig)
+        self.config = config
+        self.imports: set[str] = set()
+
+    def _node_code(self, node_id: str, codegen: Callable[..., str], *args: Any) -> str:
+        try:
+            return codegen(*args)
+        except NotImplementedError as exc:
+            label = self.structure.nodes[node_id].label
+            raise GraphInvalid(
+                [GraphError(code="codegen_unsupported", message=f"{label}: {exc}", node_id=node_id)]
+            ) from exc
+        except NodeError as exc:
+            raise GraphInvalid([exc.to_graph_error(node_id)]) from exc
+
+    # -- sections --------------------------------------------------------------------------------
+
+    def script(self) -> str:
+        body = self._dataset_body()
+        data = tpl.LOAD_DATASET_HEAD + body + "\n\n" + tpl.SPLIT
+        ops = self._ops()
+        fitted = any(FITTED_MARKER in op.code for op in ops)
+        if fitted:
+            data += "\n" + tpl.CHANNEL_STATS
+        augmented = any(op.random for op in ops)
+        data += "\n" + tpl.PREPARE + "\n\n" + self._transforms(ops)
+        data += "\n" + (tpl.AUGMENTED_BATCHES if augmented else tpl.SHUFFLED_BATCHES)
+        main = tpl.MAIN_HEAD + (tpl.MAIN_AUGMENTED if augmented else tpl.MAIN_PRECOMPUTED) + tpl.MAIN_TAIL
+        parts = [
+            self._docstring(),
+            self._imports(),
+            self._config(uses_data_dir="DATA_DIR" in body) + tpl.TYPES,
+            data,
+            self._network(),
+            tpl.DEVICE_AND_EVALUATE,
+            self._train(),
+            tpl.REPORT + main,
+        ]
+        head, *rest = (part.strip("\n") for part in parts)
+        return head + "\n\n" + rest[0] + "\n\n" + "\n\n\n".join(rest[1:]) + "\n"
+
+    def _docstring(self) -> str:
+        graph = self.analysis.graph
+        title = f"{' '.join(graph.name.split())}: a PyTorch training script exported by DragDL."
+        paragraphs = [textwrap.fill(title, WIDTH)]
+        for paragraph in graph.description.split("\n\n"):
+            if paragraph.strip():
+                paragraphs.append(textwrap.fill(" ".join(paragraph.split()), WIDTH))
+        paragraphs.append(
+            textwrap.fill(
+                "It trains as `dragdl run` does: the same split, operators, initial weights and "
+                "per-epoch seeds, so on the CPU it reaches the same test accuracy.",
+                WIDTH,
+            )
+        )
+        paragraphs.append("    python train.py [--epochs N] [--out model.safetensors]")
+        text = "\n\n".join(paragraphs).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+        return f'"""{text}\n"""\n'
+
+    def _imports(self) -> str:
+        stdlib, third = set(tpl.STDLIB_IMPORTS), set(tpl.THIRD_PARTY_IMPORTS)
+        for line in self.imports:
+            top = line.split()[1].split(".")[0]
+            (stdlib if top in sys.stdlib_module_names else third).add(line)
+
+        def ordered(lines: set[str]) -> list[str]:
+            # isort's order: plain imports, then from-imports, each by module name.
+            return sorted(lines, key=lambda s: (s.startswith("from"), s.split()[1].lower(), s))
+
+        return "\n".join(ordered(stdlib)) + "\n\n" + "\n".join(ordered(third)) + "\n"
+
+    def _config(self, uses_data_dir: bool) -> str:
+        c = self.config
+        optimizer = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[c.optimizer]
+        lines = [
+            "# --- Configuration, from the train node " + "-" * 47,
+            f"EPOCHS = {c.epochs}  # passes over the training split (--epochs overrides)",
+            f"BATCH_SIZE = {c.batch_size}",
+            f"LR = {c.lr!r}  # {optimizer} learning rate"
+            + (" (the peak of the one-cycle schedule)" if c.schedule == "onecycle" else ""),
+        ]
+        if c.optimizer == "sgd":
+            lines.append(f"MOMENTUM = {c.momentum!r}")
+        lines.append(f"WEIGHT_DECAY = {c.weight_decay!r}")
+        if c.schedule == "step":
+            lines.append(f"STEP_SIZE = {c.step_size}  # epochs between learning-rate decays")
+            lines.append(f"GAMMA = {c.gamma!r}  # decay factor")
+        lines.append(f"LABEL_SMOOTHING = {c.label_smoothing!r}")
+        if c.early_stopping:
+            lines.append(f"PATIENCE = {c.patience}  # epochs without improvement before stopping")
+            lines.append(f"MONITOR = {string_literal(c.monitor)}  # the metric early stopping watches")
+        lines += [
+            f"SEED = {c.seed}  # the split, initial weights, batch order and augmentation follow it",
+            f"VAL_SPLIT = {c.val_split!r}  # share of the images held out for validation",
+            f"TEST_SPLIT = {c.test_split!r}  # share held out for the test (if no official one)",
+            f'DEVICE = {string_literal(c.device)}  # "auto" (CUDA when available), "cpu" or "cuda"',
+            f"AMP = {c.amp == 'auto'}  # mixed precision on CUDA (bf16 where supported, else fp16)",
+        ]
+        if uses_data_dir:
+            lines.append("# The data dir the graph was exported with: relative dataset paths and caches.")
+            lines.append(statement("DATA_DIR = ", f"Path({string_literal(str(self.ctx.data_dir))})"))
+        return "\n".join(lines) + "\n"
+
+    def _dataset_body(self) -> str:
+        assert self.structure.dataset_id is not None
+        info = self.structure.nodes[self.structure.dataset_id]
+        kind = info.kind
+        assert isinstance(kind, DatasetNode) and info.params is not None
+        code = self._node_code(self.structure.dataset_id, kind.codegen, info.params)
+        kept: list[str] = []
+        after_import = False
+        for line in code.strip("\n").splitlines():
+            if line.startswith(("import ", "from ")):
+                self.imports.add(line)
+                after_import = True
+            elif line.strip() or not after_import:  # the blank line after the imports goes too
+                kept.append(line)
+                after_import = False
+        return reflow("\n".join(kept), 4)
+
+    def _ops(self) -> list[_Op]:
+        ops = []
+        for node_id in self.structure.pipeline:
+            info = self.structure.nodes[node_id]
+            kind = info.kind
+            assert isinstance(kind, OpNode) and info.params is not None
+            shape = self.analysis.shapes[self.structure.inputs[node_id][0]]
+            code = self._node_code(node_id, kind.codegen, info.params, shape)
+            ops.append(_Op(node_id, expression(code), kind.random, kind.needs_float))
+        return ops
+
+    def _transforms(self, ops: list[_Op]) -> str:
+        names = identifiers([op.node_id for op in ops])
+        lines = [tpl.TRANSFORMS_HEAD.strip("\n")]
+        resolved: list[_Op] = []
+        for op in ops:
+            if FITTED_MARKER not in op.code:
+                resolved.append(op)
+                continue
+            # channel_stats converts to float at the end itself.
+            before = _with_float([o for o in resolved if not o.random], at_end=False)
+            name = names[op.node_id]
+            lines.append(
+                _comment(
+                    f"{op.node_id} normalizes with statistics of the training images as they reach "
+                    "it, after the deterministic operators before it.",
+                    4,
+                )
+            )
+            lines.append(
+                statement(
+                    "DATASET_MEAN, DATASET_STD = ",
+                    f"channel_stats(images, train_idx, [{', '.join(before)}])",
+                    4,
+                )
+            )
+            lines.append(statement(f"{name} = ", op.code, 4))
+            resolved.append(_Op(op.node_id, name, op.random, op.needs_float))
+        order = ", ".join(op.node_id for op in ops) or "none"
+        if any(op.random for op in ops):
+            lines.append(
+                _comment(f"Operators in graph order: {order}; random ones on training images only.", 4)
+            )
+            lines.append(_compose("train_transform", _with_float(resolved)))
+            deterministic = [op for op in resolved if not op.random]
+            lines.append(_compose("eval_transform", _with_float(deterministic)))
+            lines.append("    return train_transform, eval_transform")
+        else:
+            lines.append(
+                _comment(
+                    f"Operators in graph order: {order}. None is random, so training and evaluation "
+                    "images get the same transforms.",
+                    4,
+                )
+            )
+            lines.append(_compose("transform", _with_float(resolved)))
+            lines.append("    return transform, transform")
+        return "\n".join(lines) + "\n"
+
+    def _network(self) -> str:
+        """class Net: one attribute per layer node (named after it), forward in graph order."""
+        s = self.structure
+        layers = [nid for nid in s.order if s.nodes[nid].kind.category in ("layer", "model")]
+        names = identifiers(layers)
+        init: list[str] = []
+        calls: list[tuple[str, Callable[[list[str]], str]]] = []
+        for node_id in layers:
+            info = s.nodes[node_id]
+            kind = info.kind
+            merge = _MERGES.get(info.node.type)
+            if merge is not None:
+                calls.append((node_id, merge))
+                continue
+            if not isinstance(kind, LayerNode):
+                message = f"{info.label}: pretrained models cannot be exported as code yet"
+                raise GraphInvalid([GraphError(code="codegen_unsupported", message=message, node_id=node_id)])
+            in_shapes = [self.analysis.shapes[source] for source in s.inputs[node_id]]
+            ctx = self.analysis.shape_context(node_id)
+            code = self._node_code(node_id, kind.codegen, info.params, in_shapes, ctx)
+            attribute = f"self.{names[node_id]}"
+            init.append(statement(f"{attribute} = ", expression(code), 8))
+            calls.append((node_id, partial(_call, attribute)))
+        argument, forward = self._forward(layers, calls, names)
+        lines = [
+            "# --- Network " + "-" * 74,
+            "class Net(nn.Module):",
+            '    """The layer nodes: one attribute each, named after the node id."""',
+            "",
+            "    def __init__(self) -> None:",
+            "        super().__init__()",
+            *init,
+            "",
+            f"    def forward(self, {argument}: torch.Tensor) -> torch.Tensor:",
+            *forward,
+        ]
+        return "\n".join(lines) + "\n"
+
+    def _forward(
+        self, layers: list[str], calls: list[tuple[str, Callable[[list[str]], str]]], names: dict[str, str]
+    ) -> tuple[str, list[str]]:
+        """The forward argument and body. A value used once, by the very next line, stays in `x`;
+        any other value gets the name of its node (`stem_relu`), so skip connections read plainly."""
+        s = self.structure
+        assert s.network_input is not None and s.train_id is not None
+        wanted = {*layers, s.train_id}
+        following: dict[str | None, str] = {None: layers[0]}
+        following.update(zip(layers, [*layers[1:], s.train_id], strict=True))
+
+        def variable(value: str, position: str | None) -> str:
+            consumers = [t for t in s.outputs[value] if t in wanted]
+            if consumers == [following[position]]:
+                return "x"
+            return "images" if position is None else names[value]
+
+        value_name = {s.network_input: variable(s.network_input, None)}
+        body = []
+        for node_id, call in calls:
+            value_name[node_id] = variable(node_id, node_id)
+            code = call([value_name[source] for source in s.inputs[node_id]])
+            line = statement(f"{value_name[node_id]} = ", code, 8)
+            comment = f"  # {format_shape(self.analysis.shapes[node_id])}"
+            body.append(line + comment if "\n" not in line and len(line + comment) <= WIDTH else line)
+        body.append(f"        return {value_name[s.inputs[s.train_id][0]]}")
+        return value_name[s.network_input], body
+
+    def _train(self) -> str:
+        c = self.config
+        optimizer = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[c.optimizer]
+        momentum = "momentum=MOMENTUM, " if c.optimizer == "sgd" else ""
+        arguments = f"model.parameters(), lr=LR, {momentum}weight_decay=WEIGHT_DECAY, fused=fused"
+        lines = [
+            tpl.TRAIN_HEAD.strip("\n"),
+            statement("optimizer = ", f"torch.optim.{optimizer}({arguments})", 4),
+        ]
+        lines.append(tpl.TRAIN_SETUP.rstrip("\n"))
+        schedule = {
+            "step": "StepLR(optimizer, step_size=STEP_SIZE, gamma=GAMMA)",
+            "cosine": "CosineAnnealingLR(optimizer, T_max=max(1, epochs * steps_per_epoch))",
+            "onecycle": "OneCycleLR(optimizer, max_lr=LR, total_steps=max(1, epochs * steps_per_epoch)"
+            + (", cycle_momentum=False)" if c.optimizer == "sgd" and c.momentum == 0 else ")"),
+        }.get(c.schedule)
+        if schedule is not None:
+            lines.append(f"    # {_SCHEDULE_NOTES[c.schedule]}")
+            lines.append(statement("scheduler = ", f"torch.optim.lr_scheduler.{schedule}", 4))
+        if c.early_stopping:
+            lines.append(tpl.EARLY_STOPPING_INIT.rstrip("\n"))
+        text = "\n".join(lines) + "\n" + tpl.TRAIN_LOOP
+        if c.schedule in ("cosine", "onecycle"):
+            text += "            scheduler.step()\n"
+        text += tpl.TRAIN_METRICS
+        if c.schedule == "step":
+            text += "        scheduler.step()\n"
+        text += tpl.EPOCH_PRINT
+        if c.early_stopping:
+            text += tpl.EARLY_STOPPING_CHECK
+        return text

@@ -1,0 +1,360 @@
+"""The fixed parts of an exported training script; `codegen.py` fills in the graph's parts.
+
+Every block is already formatted as `ruff format` writes it (88 columns) and reimplements one
+piece of the engine so that the script trains exactly as `dragdl run` does on the same seed:
+`engine/data/splits.py` (split), `data/stages.py` (derive_seed, uint8 -> float), `data/pipeline.py`
+(statistics for Normalize "dataset"), `data/batches.py` (batch order, per-sample augmentation
+seeds) and `train/trainer.py` (per-epoch reseeding, metrics, early stopping).
+"""
+
+from __future__ import annotations
+
+STDLIB_IMPORTS = (
+    "import argparse",
+    "import math",
+    "from collections.abc import Callable, Iterator",
+    "from contextlib import contextmanager",
+    "from functools import partial",
+    "from pathlib import Path",
+)
+THIRD_PARTY_IMPORTS = (
+    "import numpy as np",
+    "import torch",
+    "from torch import nn",
+    "from torchvision.transforms import v2",
+)
+
+TYPES = """
+Images = torch.Tensor | list[torch.Tensor]  # uint8 (N, C, H, W), or one (C, H, W) each
+Batches = Iterator[tuple[torch.Tensor, torch.Tensor]]
+"""
+
+LOAD_DATASET_HEAD = '''
+# --- Data -----------------------------------------------------------------------------
+def load_dataset() -> tuple[Images, np.ndarray, list[str], np.ndarray | None]:
+    """Images, int64 labels, class names and the official test part (or None)."""
+'''
+
+SPLIT = '''
+def split_indices(
+    labels: np.ndarray, official_test: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train/val/test indices by VAL_SPLIT and TEST_SPLIT, stratified by class.
+
+    Drawn from SEED. With an official test part only train and val are split (VAL_SPLIT
+    of the rest).
+    """
+    val_ratio, test_ratio = VAL_SPLIT, TEST_SPLIT
+    rng = np.random.default_rng(SEED)
+    pool = np.arange(len(labels))
+    train, val, test = [], [], []
+    if official_test is not None:
+        test.append(np.sort(official_test))
+        pool = np.setdiff1d(pool, official_test)
+        test_ratio = 0.0
+    for cls in np.unique(labels[pool]):
+        members = pool[labels[pool] == cls]
+        members = members[rng.permutation(len(members))]
+        n_test = int(round(len(members) * test_ratio))
+        n_val = int(round(len(members) * val_ratio))
+        test.append(members[:n_test])
+        val.append(members[n_test : n_test + n_val])
+        train.append(members[n_test + n_val :])
+
+    def joined(parts: list[np.ndarray]) -> np.ndarray:
+        return np.sort(np.concatenate(parts)).astype(np.int64)
+
+    return joined(train), joined(val), joined(test)
+
+
+def derive_seed(*parts: int) -> int:
+    """A well-mixed 63-bit seed from several integers (for per-epoch random streams)."""
+    state = np.random.SeedSequence(list(parts)).generate_state(2, np.uint32)
+    return (int(state[0]) << 31) ^ int(state[1])
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Small per-image operations run fastest on one thread."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+'''
+
+CHANNEL_STATS = '''
+def channel_stats(
+    images: Images, indices: np.ndarray, ops: list[nn.Module]
+) -> tuple[list[float], list[float]]:
+    """Per-channel mean and std of training images after `ops`, as floats in [0, 1].
+
+    Measured on at most 20,000 images (and 1 GiB of them): a sample drawn from SEED.
+    """
+    to_float = v2.Compose([*ops, v2.ToDtype(torch.float32, scale=True)])
+    first = to_float(images[int(indices[0])])
+    limit = min(20_000, max(1, 2**30 // (first.numel() * 4)))
+    if len(indices) > limit:
+        rng = np.random.default_rng(derive_seed(SEED, 3))
+        indices = np.sort(rng.choice(indices, size=limit, replace=False))
+    with one_thread():
+        x = torch.stack([to_float(images[int(i)]) for i in indices])
+    mean, std = x.mean(dim=(0, 2, 3)), x.std(dim=(0, 2, 3)).clamp_min(1e-6)
+    return mean.tolist(), std.tolist()
+'''
+
+PREPARE = '''
+def prepare(
+    images: Images, labels: np.ndarray, indices: np.ndarray, transform: v2.Compose
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The images of a split through `transform`, stacked once (not every epoch)."""
+    if len(indices) == 0:
+        return torch.zeros(0), torch.zeros(0, dtype=torch.int64)
+    with one_thread():
+        x = torch.stack([transform(images[int(i)]) for i in indices])
+    return x, torch.from_numpy(labels[indices])
+'''
+
+TRANSFORMS_HEAD = '''
+def build_transforms(
+    images: Images, train_idx: np.ndarray
+) -> tuple[v2.Compose, v2.Compose]:
+    """Training transforms (every operator) and evaluation ones (deterministic ones).
+
+    uint8 images become floats in [0, 1] before the first operator that needs floats (or
+    at the end), as DragDL converts them.
+    """
+'''
+
+SHUFFLED_BATCHES = '''
+def shuffled_batches(x_all: torch.Tensor, y_all: torch.Tensor, epoch: int) -> Batches:
+    """The training batches of one epoch, in an order drawn from (SEED, epoch)."""
+    gen = torch.Generator().manual_seed(derive_seed(SEED, epoch, 0))
+    order = torch.randperm(len(y_all), generator=gen)
+    for start in range(0, len(order), BATCH_SIZE):
+        rows = order[start : start + BATCH_SIZE]
+        yield x_all[rows], y_all[rows]
+'''
+
+AUGMENTED_BATCHES = '''
+def augmented_batches(
+    images: Images,
+    labels: np.ndarray,
+    indices: np.ndarray,
+    transform: v2.Compose,
+    epoch: int,
+) -> Batches:
+    """Training batches of one epoch: order and augmentation drawn from (SEED, epoch).
+
+    Every image is transformed from its own seed, so augmentation does not depend on the
+    batching; torch's global generator (dropout uses it) is put back afterwards.
+    """
+    n = len(indices)
+    order = torch.randperm(
+        n, generator=torch.Generator().manual_seed(derive_seed(SEED, epoch, 0))
+    ).tolist()
+    gen = torch.Generator().manual_seed(derive_seed(SEED, epoch, 1))
+    seeds = torch.randint(0, 2**62, (n,), generator=gen).tolist()
+    for start in range(0, n, BATCH_SIZE):
+        rows = order[start : start + BATCH_SIZE]
+        state = torch.get_rng_state()
+        x = []
+        with one_thread():
+            for position, row in enumerate(rows, start):
+                torch.default_generator.manual_seed(seeds[position])
+                x.append(transform(images[int(indices[row])]))
+        torch.set_rng_state(state)
+        yield torch.stack(x), torch.from_numpy(labels[indices[rows]])
+'''
+
+DEVICE_AND_EVALUATE = '''
+# --- Training -------------------------------------------------------------------------
+def pick_device() -> torch.device:
+    if DEVICE == "cuda" or (DEVICE == "auto" and torch.cuda.is_available()):
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def amp_dtype(device: torch.device) -> torch.dtype | None:
+    """Mixed precision on CUDA: bf16 where supported, else fp16 (with loss scaling)."""
+    if not AMP or device.type != "cuda":
+        return None
+    return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def autocast(device: torch.device) -> torch.autocast:
+    dtype = amp_dtype(device)
+    return torch.autocast(device.type, dtype=dtype, enabled=dtype is not None)
+
+
+def evaluate(
+    model: nn.Module, x_all: torch.Tensor, y_all: torch.Tensor, device: torch.device
+) -> tuple[float, float, np.ndarray]:
+    """Loss, accuracy and predicted classes over a prepared split."""
+    criterion = nn.CrossEntropyLoss(label_smoothing=LABEL_SMOOTHING)
+    model.eval()
+    loss_sum, predictions = 0.0, []
+    with torch.no_grad():
+        for start in range(0, len(y_all), BATCH_SIZE):
+            x = x_all[start : start + BATCH_SIZE].to(device)
+            y = y_all[start : start + BATCH_SIZE].to(device)
+            with autocast(device):
+                logits = model(x)
+                loss = criterion(logits, y)
+            loss_sum += loss.item() * len(y)
+            predictions.append(logits.argmax(dim=1).cpu())
+    predicted = torch.cat(predictions).numpy()
+    return loss_sum / len(y_all), float(np.mean(predicted == y_all.numpy())), predicted
+'''
+
+TRAIN_HEAD = '''
+def train(
+    model: nn.Module,
+    train_batches: Callable[[int], Batches],
+    train_size: int,
+    val: tuple[torch.Tensor, torch.Tensor],
+    epochs: int,
+    device: torch.device,
+) -> None:
+    """Train with the graph's loss, optimizer and schedule; validate every epoch."""
+    criterion = nn.CrossEntropyLoss(label_smoothing=LABEL_SMOOTHING)
+    fused = device.type == "cuda" or None  # fused kernels on CUDA, the default on CPU
+'''
+
+TRAIN_SETUP = """    fp16 = amp_dtype(device) == torch.float16
+    scaler = torch.amp.GradScaler(device.type, enabled=fp16)  # fp16 needs loss scaling
+    steps_per_epoch = math.ceil(train_size / BATCH_SIZE)
+    print(f"{train_size} training images, {steps_per_epoch} steps per epoch, {device}")
+"""
+
+TRAIN_LOOP = """    for epoch in range(epochs):
+        # Reseed from (SEED, epoch): each epoch's randomness (dropout) can be replayed.
+        torch.manual_seed(derive_seed(SEED, epoch))
+        model.train()
+        loss_sum, correct, seen = 0.0, 0, 0
+        for x, y in train_batches(epoch):
+            x, y = x.to(device), y.to(device)
+            with autocast(device):
+                logits = model(x)
+                loss = criterion(logits, y)
+            optimizer.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+"""
+
+TRAIN_METRICS = """            loss_sum += loss.item() * len(y)
+            correct += int((logits.argmax(dim=1) == y).sum())
+            seen += len(y)
+        metrics = {"loss": loss_sum / seen, "accuracy": correct / seen}
+        if len(val[1]):
+            val_loss, val_accuracy, _ = evaluate(model, *val, device)
+            metrics.update(val_loss=val_loss, val_accuracy=val_accuracy)
+"""
+
+EPOCH_PRINT = """        shown = "  ".join(f"{name} {value:.4f}" for name, value in metrics.items())
+        print(f"epoch {epoch + 1}/{epochs}  {shown}")
+"""
+
+EARLY_STOPPING_INIT = """    # Early stopping: stop once MONITOR has not improved for PATIENCE epochs, and
+    # keep the best weights.
+    monitor = MONITOR if len(val[1]) else MONITOR.removeprefix("val_")
+    best_score, best_epoch, best_state, bad_epochs = None, 0, None, 0
+"""
+
+EARLY_STOPPING_CHECK = """        score = metrics[monitor]
+        if monitor.endswith("loss"):
+            improved = best_score is None or score < best_score
+        else:
+            improved = best_score is None or score > best_score
+        if improved:
+            best_score, best_epoch, bad_epochs = score, epoch + 1, 0
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            bad_epochs += 1
+            if bad_epochs >= PATIENCE:
+                print(f"early stopping: no better {monitor} for {bad_epochs} epochs")
+                break
+    if best_state is not None:
+        print(f"best weights restored: epoch {best_epoch}, {monitor} {best_score:.4g}")
+        model.load_state_dict(best_state)
+"""
+
+REPORT = '''
+def print_report(preds: np.ndarray, targets: np.ndarray, classes: list[str]) -> None:
+    """Precision, recall and F1 per class (0 where undefined), from the confusions."""
+    k = len(classes)
+    matrix = np.bincount(targets * k + preds, minlength=k * k).reshape(k, k)
+    hits = np.diag(matrix)
+    predicted_as, support = matrix.sum(axis=0), matrix.sum(axis=1)
+    precision = np.divide(hits, predicted_as, out=np.zeros(k), where=predicted_as > 0)
+    recall = np.divide(hits, support, out=np.zeros(k), where=support > 0)
+    both = precision + recall
+    f1 = np.divide(2 * precision * recall, both, out=np.zeros(k), where=both > 0)
+    width = max(len(name) for name in [*classes, "class"])
+    print(f"{'class':<{width}}  precision  recall      f1  support")
+    for i, name in enumerate(classes):
+        print(
+            f"{name:<{width}}  {precision[i]:9.3f}  {recall[i]:6.3f}  {f1[i]:6.3f}"
+            f"  {support[i]:7d}"
+        )
+
+
+def save_weights(model: nn.Module, path: Path) -> Path:
+    """safetensors when installed (no pickle), else torch.save of the state dict."""
+    try:
+        from safetensors.torch import save_model
+    except ImportError:
+        path = path.with_suffix(".pt")
+        torch.save(model.state_dict(), path)
+    else:
+        save_model(model, str(path))
+    return path
+'''
+
+MAIN_HEAD = """
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\\n\\n")[0])
+    parser.add_argument("--epochs", type=int, default=EPOCHS)
+    parser.add_argument("--out", type=Path, default=Path("model.safetensors"))
+    args = parser.parse_args()
+    device = pick_device()
+
+    images, labels, classes, official_test = load_dataset()
+    train_idx, val_idx, test_idx = split_indices(labels, official_test)
+    train_transform, eval_transform = build_transforms(images, train_idx)
+    val = prepare(images, labels, val_idx, eval_transform)
+    test = prepare(images, labels, test_idx, eval_transform)
+"""
+
+MAIN_PRECOMPUTED = """    # No random operators: the training images are prepared once, like val and test.
+    train_x, train_y = prepare(images, labels, train_idx, train_transform)
+    train_batches = partial(shuffled_batches, train_x, train_y)
+"""
+
+MAIN_AUGMENTED = """    # Random operators: the training images are transformed anew in every epoch.
+    train_batches = partial(
+        augmented_batches, images, labels, train_idx, train_transform
+    )
+"""
+
+MAIN_TAIL = """    print(f"{len(val_idx)} val and {len(test_idx)} test images, {len(classes)} classes")
+
+    torch.manual_seed(SEED)  # the initial weights come from the seed
+    model = Net().to(device)
+    train(model, train_batches, len(train_idx), val, args.epochs, device)
+
+    if len(test_idx):
+        loss, accuracy, predicted = evaluate(model, *test, device)
+        correct = int(np.sum(predicted == test[1].numpy()))
+        print(f"test accuracy: {accuracy:.4f} ({correct}/{len(test_idx)})")
+        print(f"test loss: {loss:.4f}")
+        print_report(predicted, test[1].numpy(), classes)
+    print(f"weights saved to {save_weights(model, args.out)}")
+
+
+if __name__ == "__main__":
+    main()
+"""
