@@ -1,0 +1,103 @@
+// Shapes of the JSON the server sends where its OpenAPI schema says only `object`
+// (the catalog and validation routes return plain dicts). They mirror
+// src/dragdl/engine/nodes/registry.py, graph/spec.py and graph/errors.py.
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export type Category = 'dataset' | 'op' | 'layer' | 'model' | 'train';
+export const CATEGORIES: readonly Category[] = ['dataset', 'op', 'layer', 'model', 'train'];
+
+export interface PortSpec {
+  name: string;
+  /** Accepted types on an input; on an output the first one is the type produced. */
+  types: string[];
+  multiple: boolean;
+  label: string;
+}
+
+/** A (sub)schema as Pydantic writes it; only the keywords the forms read are listed. */
+export interface JsonSchema {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  default?: JsonValue;
+  enum?: JsonValue[];
+  const?: JsonValue;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  minItems?: number;
+  maxItems?: number;
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  $ref?: string;
+  $defs?: Record<string, JsonSchema>;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+}
+
+export interface CatalogEntry {
+  type: string;
+  category: Category;
+  title: string;
+  description: string;
+  inputs: PortSpec[];
+  outputs: PortSpec[];
+  random: boolean;
+  params_schema: JsonSchema;
+}
+
+export interface GraphNodeSpec {
+  id: string;
+  type: string;
+  params?: JsonObject;
+  position?: { x: number; y: number } | null;
+  label?: string | null;
+}
+
+export interface GraphEdgeSpec {
+  id?: string | null;
+  source: string;
+  target: string;
+  sourceHandle?: string | null;
+  targetHandle?: string | null;
+}
+
+export interface GraphSpec {
+  version: 1;
+  name: string;
+  description?: string;
+  nodes: GraphNodeSpec[];
+  edges: GraphEdgeSpec[];
+}
+
+export interface GraphError {
+  code: string;
+  message: string;
+  node_id: string | null;
+  field: string | null;
+  details: Record<string, unknown>;
+}
+
+export interface DatasetSummary {
+  classes: string[];
+  count: number;
+  channels: number;
+  size: string | null;
+}
+
+export interface ValidationResult {
+  ok: boolean;
+  errors: GraphError[];
+  shapes: Record<string, string>;
+  dataset: DatasetSummary | null;
+  model_inputs: Record<string, unknown>;
+}

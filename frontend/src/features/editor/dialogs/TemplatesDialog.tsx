@@ -1,0 +1,52 @@
+import { useEffect, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { fetchTemplates, type GraphTemplate } from '../../../api/endpoints';
+import type { GraphSpec } from '../../../api/types';
+import { Modal } from '../../../ui/Modal';
+
+export function TemplatesDialog({ onClose, onOpen }: { onClose: () => void; onOpen: (graph: GraphSpec) => void }) {
+  const { t } = useTranslation();
+  const [templates, setTemplates] = useState<GraphTemplate[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let cancelled = false;
+    fetchTemplates()
+      .then((list) => !cancelled && setTemplates(list))
+      .catch((reason: unknown) => !cancelled && setError(reason instanceof Error ? reason.message : String(reason)));
+    return () => {
+      cancelled = true;
+    };
+  }, []);
+
+  return (
+    <Modal title={t('templates.title')} onClose={onClose} wide>
+      {error && (
+        <p className="dialog-error" role="alert">
+          {t('error.server', { message: error })}
+        </p>
+      )}
+      {!error && templates === null && <p className="props__muted">{t('templates.loading')}</p>}
+      {templates?.length === 0 && <p className="props__muted">{t('templates.none')}</p>}
+      {templates && templates.length > 0 && (
+        <>
+          <p className="props__muted">{t('templates.replace')}</p>
+          <ul className="templates">
+            {templates.map((template) => (
+              <li key={template.id} className="templates__card">
+                <h3>{template.name}</h3>
+                <p>{template.description}</p>
+                <div className="templates__foot">
+                  <span className="pill">{t('templates.nodes', { count: template.graph.nodes.length })}</span>
+                  <button type="button" className="btn btn--primary" onClick={() => onOpen(template.graph)}>
+                    {t('templates.open')}
+                  </button>
+                </div>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </Modal>
+  );
+}

@@ -1,0 +1,54 @@
+// The few params a node card prints under its title.
+import type { JsonObject, JsonSchema, JsonValue } from '../../../api/types';
+
+/** Params people look for first; the others follow in declaration order. */
+const PRIORITY = [
+  'name',
+  'backbone',
+  'model_name',
+  'path',
+  'categories',
+  'preset',
+  'expression',
+  'out_channels',
+  'out_features',
+  'kernel_size',
+  'output_size',
+  'height',
+  'p',
+  'degrees',
+  'epochs',
+  'batch_size',
+  'optimizer',
+  'lr',
+];
+
+function short(value: JsonValue): string {
+  if (typeof value === 'boolean') return value ? '✓' : '✗';
+  if (Array.isArray(value)) return value.map((v) => short(v)).join(', ');
+  if (value !== null && typeof value === 'object') return '{…}';
+  const text = String(value);
+  return text.length > 22 ? `${text.slice(0, 21)}…` : text;
+}
+
+export function summarizeParams(
+  params: JsonObject,
+  schema: JsonSchema,
+  max = 3,
+): { name: string; label: string; value: string }[] {
+  const names = Object.keys(schema.properties ?? {});
+  const rank = (name: string) => {
+    const i = PRIORITY.indexOf(name);
+    return i === -1 ? PRIORITY.length + names.indexOf(name) : i;
+  };
+  return names
+    .filter((name) => params[name] !== undefined && params[name] !== null && params[name] !== '')
+    .sort((a, b) => rank(a) - rank(b))
+    .slice(0, max)
+    .map((name) => ({ name, label: schema.properties?.[name]?.title ?? name, value: short(params[name]!) }));
+}
+
+/** "16x28x28" -> "16×28×28". */
+export function prettyShape(shape: string): string {
+  return shape.replace(/x/g, '×');
+}

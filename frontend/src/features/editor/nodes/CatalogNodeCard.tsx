@@ -1,0 +1,149 @@
+import { Handle, NodeToolbar, Position, useNodeConnections, type NodeProps } from '@xyflow/react';
+import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { GraphError, PortSpec } from '../../../api/types';
+import { useEditorView } from '../EditorContext';
+import { summarizeParams } from '../logic/summary';
+import type { EditorNode, NodeCategory } from '../logic/types';
+import { CategoryIcon } from './CategoryIcon';
+
+/** Handles sit on fixed rows under the header, so each lines up with its port label. */
+const HEADER_HEIGHT = 34;
+const PORT_ROW_HEIGHT = 22;
+const portTop = (index: number) => HEADER_HEIGHT + 4 + PORT_ROW_HEIGHT * index + PORT_ROW_HEIGHT / 2;
+
+function InputPort({ port, index }: { port: PortSpec; index: number }) {
+  const { t } = useTranslation();
+  const connections = useNodeConnections({ handleType: 'target', handleId: port.name });
+  const types = port.types.join(' | ');
+  const help = `${port.label}: ${t('node.accepts', { types })}${port.multiple ? ` (${t('node.multiple')})` : ''}`;
+  return (
+    <>
+      <Handle
+        type="target"
+        position={Position.Left}
+        id={port.name}
+        className={`dhandle dhandle--in${port.multiple ? ' dhandle--multi' : ''}`}
+        style={{ top: portTop(index) }}
+        title={help}
+        aria-label={help}
+      />
+      <span className="dnode__port dnode__port--in" style={{ top: portTop(index) }} title={help}>
+        {port.multiple ? `${types} ×${connections.length}` : types}
+      </span>
+    </>
+  );
+}
+
+function OutputPort({ port, index }: { port: PortSpec; index: number }) {
+  const { t } = useTranslation();
+  const type = port.types[0] ?? '';
+  const help = `${port.label}: ${t('node.outputs', { type })}`;
+  return (
+    <>
+      <Handle
+        type="source"
+        position={Position.Right}
+        id={port.name}
+        className={`dhandle dhandle--out dhandle--${type}`}
+        style={{ top: portTop(index) }}
+        title={help}
+        aria-label={help}
+      />
+      <span className="dnode__port dnode__port--out" style={{ top: portTop(index) }} title={help}>
+        {type}
+      </span>
+    </>
+  );
+}
+
+/** Room the tip needs above the badge; with less, it opens below the node instead. */
+const TIP_ROOM_PX = 150;
+
+function ErrorBadge({ errors }: { errors: GraphError[] }) {
+  const { t } = useTranslation();
+  const [open, setOpen] = useState(false);
+  const [side, setSide] = useState<Position>(Position.Top);
+  const show = (event: { currentTarget: HTMLElement }) => {
+    const badge = event.currentTarget.getBoundingClientRect();
+    const pane = event.currentTarget.closest('.react-flow')?.getBoundingClientRect();
+    setSide(pane && badge.top - pane.top < TIP_ROOM_PX ? Position.Bottom : Position.Top);
+    setOpen(true);
+  };
+  const label = t('node.errors', { count: errors.length });
+  return (
+    <>
+      <span
+        className="dnode__badge"
+        role="img"
+        tabIndex={0}
+        aria-label={`${label}: ${errors.map((e) => e.message).join('; ')}`}
+        onMouseEnter={show}
+        onMouseLeave={() => setOpen(false)}
+        onFocus={show}
+        onBlur={() => setOpen(false)}
+      >
+        {errors.length}
+      </span>
+      <NodeToolbar isVisible={open} position={side} className="dnode__tip">
+        <strong>{label}</strong>
+        <ul>
+          {errors.map((error, i) => (
+            <li key={i}>{error.message}</li>
+          ))}
+        </ul>
+      </NodeToolbar>
+    </>
+  );
+}
+
+/** One card for every category; the category gives the colour and icon (see nodeTypes.ts). */
+export function CatalogNodeCard({ id, data, selected, type }: NodeProps<EditorNode>) {
+  const { t } = useTranslation();
+  const { catalog, errorsByNode } = useEditorView();
+  const category: NodeCategory = type;
+  const entry = catalog.byType.get(data.kind);
+  const errors = errorsByNode.get(id) ?? [];
+  const summary = entry ? summarizeParams(data.params, entry.params_schema) : [];
+  const title = data.label || entry?.title || data.kind;
+  const portRows = Math.max(entry?.inputs.length ?? 0, entry?.outputs.length ?? 0, 1);
+
+  return (
+    <div
+      className={`dnode dnode--${category}${errors.length ? ' has-errors' : ''}${selected ? ' is-selected' : ''}`}
+      data-kind={data.kind}
+      data-errors={errors.length}
+    >
+      <header className="dnode__header" style={{ height: HEADER_HEIGHT }}>
+        <span className="dnode__icon">
+          <CategoryIcon category={category} />
+        </span>
+        <span className="dnode__title" title={entry?.description ?? data.kind}>
+          {title}
+        </span>
+        {entry?.random && <span className="dnode__tag">{t('palette.random')}</span>}
+        {errors.length > 0 && <ErrorBadge errors={errors} />}
+      </header>
+      <div className="dnode__ports" style={{ height: portRows * PORT_ROW_HEIGHT + 8 }}>
+        {entry?.inputs.map((port, index) => (
+          <InputPort key={port.name} port={port} index={index} />
+        ))}
+        {entry?.outputs.map((port, index) => (
+          <OutputPort key={port.name} port={port} index={index} />
+        ))}
+      </div>
+      {!entry && <div className="dnode__unknown">{t('node.unknownType', { type: data.kind })}</div>}
+      {data.label && entry && <div className="dnode__subtitle">{entry.title}</div>}
+      {summary.length > 0 && (
+        <dl className="dnode__params">
+          {summary.map((row) => (
+            <div key={row.name} className="dnode__param">
+              <dt>{row.label}</dt>
+              <dd>{row.value}</dd>
+            </div>
+          ))}
+        </dl>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,209 @@
+import { useReactFlow } from '@xyflow/react';
+import { memo, useId, useMemo } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { GraphError, JsonValue, ValidationResult } from '../../../api/types';
+import type { CatalogIndex } from '../../catalog/catalogIndex';
+import { fieldsFromSchema } from '../logic/schemaForm';
+import { prettyShape } from '../logic/summary';
+import type { EditorNode, GraphMeta } from '../logic/types';
+import { CategoryIcon } from '../nodes/CategoryIcon';
+import { FieldControl, fieldHelp } from './fields';
+
+interface Props {
+  catalog: CatalogIndex;
+  selected: EditorNode[];
+  errorsByNode: ReadonlyMap<string, GraphError[]>;
+  validation: ValidationResult | null;
+  meta: GraphMeta;
+  onMetaChange: (meta: GraphMeta) => void;
+  onParamChange: (nodeId: string, name: string, value: JsonValue | undefined) => void;
+  onLabelChange: (nodeId: string, label: string) => void;
+}
+
+const fieldMatches = (error: GraphError, name: string) =>
+  error.field === name || (error.field ?? '').startsWith(`${name}.`);
+
+function NodeProperties({
+  node,
+  catalog,
+  errors,
+  shape,
+  onParamChange,
+  onLabelChange,
+}: {
+  node: EditorNode;
+  catalog: CatalogIndex;
+  errors: GraphError[];
+  shape: string | undefined;
+  onParamChange: Props['onParamChange'];
+  onLabelChange: Props['onLabelChange'];
+}) {
+  const { t } = useTranslation();
+  const baseId = useId();
+  const entry = catalog.byType.get(node.data.kind);
+  const fields = useMemo(() => (entry ? fieldsFromSchema(entry.params_schema) : []), [entry]);
+  const fieldNames = new Set(fields.map((field) => field.name));
+  const general = errors.filter((error) => !error.field || ![...fieldNames].some((name) => fieldMatches(error, name)));
+
+  return (
+    <div className="props__node" data-node={node.id}>
+      <header className={`props__head props__head--${node.type}`}>
+        <CategoryIcon category={node.type} size={18} />
+        <div>
+          <h2>{entry?.title ?? node.data.kind}</h2>
+          <p className="props__type">
+            {t(`category.${node.type}`)} · <code>{node.data.kind}</code>
+          </p>
+        </div>
+      </header>
+      {entry?.description && <p className="props__desc">{entry.description}</p>}
+      {general.length > 0 && (
+        <ul className="props__errors" role="alert">
+          {general.map((error, i) => (
+            <li key={i}>{error.message}</li>
+          ))}
+        </ul>
+      )}
+      <dl className="props__facts">
+        <div>
+          <dt>{t('props.nodeId')}</dt>
+          <dd>
+            <code>{node.id}</code>
+          </dd>
+        </div>
+        {shape && (
+          <div>
+            <dt>{t('props.output')}</dt>
+            <dd className="props__shape">{prettyShape(shape)}</dd>
+          </div>
+        )}
+      </dl>
+      <div className="field">
+        <label htmlFor={`${baseId}-label`}>{t('props.nodeLabel')}</label>
+        <input
+          id={`${baseId}-label`}
+          type="text"
+          value={node.data.label ?? ''}
+          placeholder={entry?.title ?? ''}
+          maxLength={200}
+          onChange={(event) => onLabelChange(node.id, event.target.value)}
+        />
+      </div>
+      {fields.length === 0 && entry && <p className="props__muted">{t('props.noParams')}</p>}
+      {fields.map((field) => {
+        const inputId = `${baseId}-${field.name}`;
+        const helpId = `${inputId}-help`;
+        const fieldErrors = errors.filter((error) => fieldMatches(error, field.name));
+        return (
+          <div
+            key={`${node.id}:${field.name}`}
+            className={`field${fieldErrors.length ? ' has-error' : ''}`}
+            data-field={field.name}
+          >
+            <label htmlFor={inputId}>
+              {field.title}
+              {field.required && (
+                <span className="field__required" title={t('props.required')}>
+                  {' '}
+                  *
+                </span>
+              )}
+            </label>
+            <FieldControl
+              field={field}
+              value={node.data.params[field.name]}
+              onChange={(value) => onParamChange(node.id, field.name, value)}
+              inputId={inputId}
+              describedBy={helpId}
+              invalid={fieldErrors.length > 0}
+            />
+            {fieldErrors.map((error, i) => (
+              <p key={i} className="field__error" role="alert">
+                {error.message}
+              </p>
+            ))}
+            <p id={helpId} className="field__help">
+              {fieldHelp(field, t('props.listHelp'))}
+            </p>
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
+function GraphProperties({ meta, onMetaChange, validation }: Pick<Props, 'meta' | 'onMetaChange' | 'validation'>) {
+  const { t } = useTranslation();
+  const baseId = useId();
+  const dataset = validation?.dataset;
+  return (
+    <div className="props__graph">
+      <h2>{t('props.graph')}</h2>
+      <div className="field">
+        <label htmlFor={`${baseId}-desc`}>{t('props.description')}</label>
+        <textarea
+          id={`${baseId}-desc`}
+          rows={4}
+          maxLength={5000}
+          value={meta.description}
+          onChange={(event) => onMetaChange({ ...meta, description: event.target.value })}
+        />
+      </div>
+      {dataset && (
+        <div className="props__dataset">
+          <h3>{t('props.dataset')}</h3>
+          <p>
+            {t('props.datasetSummary', {
+              count: dataset.count,
+              classes: dataset.classes.length,
+              channels: dataset.channels,
+              size: dataset.size ? prettyShape(dataset.size) : t('props.sizeVaries'),
+            })}
+          </p>
+        </div>
+      )}
+      <p className="props__muted">{t('props.none')}</p>
+    </div>
+  );
+}
+
+export const PropertyPanel = memo(function PropertyPanel(props: Props) {
+  const { t } = useTranslation();
+  const { deleteElements } = useReactFlow();
+  const { selected, catalog, errorsByNode, validation } = props;
+  let body;
+  if (selected.length === 1) {
+    const node = selected[0]!;
+    body = (
+      <NodeProperties
+        key={node.id}
+        node={node}
+        catalog={catalog}
+        errors={errorsByNode.get(node.id) ?? []}
+        shape={validation?.shapes[node.id]}
+        onParamChange={props.onParamChange}
+        onLabelChange={props.onLabelChange}
+      />
+    );
+  } else if (selected.length > 1) {
+    body = (
+      <div className="props__multi">
+        <h2>{t('props.multi', { count: selected.length })}</h2>
+        <button
+          type="button"
+          className="btn btn--danger"
+          onClick={() => void deleteElements({ nodes: selected.map((n) => ({ id: n.id })) })}
+        >
+          {t('props.deleteSelected')}
+        </button>
+      </div>
+    );
+  } else {
+    body = <GraphProperties meta={props.meta} onMetaChange={props.onMetaChange} validation={validation} />;
+  }
+  return (
+    <aside className="props" aria-label={t('props.title')}>
+      {body}
+    </aside>
+  );
+});

@@ -1,0 +1,233 @@
+// The editor's state: React Flow nodes and edges, graph name, undo history and the actions
+// the toolbar, the keyboard and the panels call.
+import { applyEdgeChanges, applyNodeChanges, type Connection, type EdgeChange, type NodeChange } from '@xyflow/react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { GraphSpec, JsonValue } from '../../api/types';
+import type { CatalogIndex } from '../catalog/catalogIndex';
+import { copySelection, nextNodeId, pasteClipboard, type ClipboardContent } from './logic/clipboard';
+import { flowToGraph, graphToFlow, makeNode, snapshotOf } from './logic/convert';
+import { canRedo, canUndo, createHistory, record, redo, undo, type History } from './logic/history';
+import { layeredLayout } from './logic/layout';
+import { defaultParams } from './logic/schemaForm';
+import type { EditorEdge, EditorNode, GraphMeta, Snapshot } from './logic/types';
+import { saveDraft } from './storage';
+
+const AUTOSAVE_DELAY_MS = 400;
+
+function uniqueEdgeId(connection: Connection, edges: readonly EditorEdge[]): string {
+  const base = `e-${connection.source}-${connection.target}`;
+  const taken = new Set(edges.map((edge) => edge.id));
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
+  // The first graph only: later ones come through loadGraph, which records an undo step.
+  const [start] = useState(() => graphToFlow(initial, catalog));
+  const [nodes, setNodes] = useState<EditorNode[]>(start.nodes);
+  const [edges, setEdges] = useState<EditorEdge[]>(start.edges);
+  const [meta, setMeta] = useState<GraphMeta>(start.meta);
+
+  // --- history: every settled change of nodes/edges is one step -------------------------------
+  const history = useRef<History<Snapshot>>(createHistory(snapshotOf(start.nodes, start.edges)));
+  const lastKey = useRef(JSON.stringify(history.current.present));
+  const coalesce = useRef<string | null>(null);
+  const [flags, setFlags] = useState({ canUndo: false, canRedo: false });
+  const syncFlags = () => setFlags({ canUndo: canUndo(history.current), canRedo: canRedo(history.current) });
+
+  useEffect(() => {
+    if (nodes.some((node) => node.dragging)) return; // a drag is one step, recorded when it ends
+    const snapshot = snapshotOf(nodes, edges);
+    const key = JSON.stringify(snapshot);
+    if (key === lastKey.current) return; // selection, measuring: nothing to undo
+    lastKey.current = key;
+    history.current = record(history.current, snapshot, { coalesceKey: coalesce.current });
+    coalesce.current = null;
+    syncFlags();
+  }, [nodes, edges]);
+
+  const restore = useCallback((snapshot: Snapshot) => {
+    lastKey.current = JSON.stringify(snapshot);
+    setNodes((current) => {
+      const measured = new Map(current.map((node) => [node.id, node.measured]));
+      return snapshot.nodes.map((node) => ({ ...node, measured: measured.get(node.id) }) as EditorNode);
+    });
+    setEdges(snapshot.edges.map((edge) => ({ ...edge })));
+    syncFlags();
+  }, []);
+
+  const undoStep = useCallback(() => {
+    const next = undo(history.current);
+    if (next === history.current) return;
+    history.current = next;
+    restore(next.present);
+  }, [restore]);
+
+  const redoStep = useCallback(() => {
+    const next = redo(history.current);
+    if (next === history.current) return;
+    history.current = next;
+    restore(next.present);
+  }, [restore]);
+
+  // --- the draft in localStorage: nothing is lost on reload -------------------------------------
+  const graph = useMemo(() => flowToGraph(nodes, edges, meta), [nodes, edges, meta]);
+  useEffect(() => {
+    if (nodes.some((node) => node.dragging)) return;
+    const timer = window.setTimeout(() => saveDraft(graph), AUTOSAVE_DELAY_MS);
+    return () => window.clearTimeout(timer);
+  }, [graph, nodes]);
+
+  // --- React Flow callbacks --------------------------------------------------------------------
+  const onNodesChange = useCallback(
+    (changes: NodeChange<EditorNode>[]) => setNodes((current) => applyNodeChanges(changes, current)),
+    [],
+  );
+  const onEdgesChange = useCallback(
+    (changes: EdgeChange<EditorEdge>[]) => setEdges((current) => applyEdgeChanges(changes, current)),
+    [],
+  );
+  const onConnect = useCallback((connection: Connection) => {
+    setEdges((current) => [
+      ...current,
+      {
+        id: uniqueEdgeId(connection, current),
+        type: 'shape',
+        source: connection.source,
+        target: connection.target,
+        sourceHandle: connection.sourceHandle,
+        targetHandle: connection.targetHandle,
+      },
+    ]);
+  }, []);
+
+  // --- actions ---------------------------------------------------------------------------------
+  const addNode = useCallback(
+    (kind: string, position: { x: number; y: number }) => {
+      const entry = catalog.byType.get(kind);
+      if (!entry) return null;
+      const id = nextNodeId(kind, new Set(nodes.map((node) => node.id)));
+      const node = makeNode(id, kind, defaultParams(entry.params_schema), position, catalog);
+      setNodes((current) => [
+        ...current.map((n) => (n.selected ? { ...n, selected: false } : n)),
+        { ...node, selected: true } as EditorNode,
+      ]);
+      return id;
+    },
+    [catalog, nodes],
+  );
+
+  const updateParam = useCallback((nodeId: string, name: string, value: JsonValue | undefined) => {
+    coalesce.current = `param:${nodeId}:${name}`;
+    setNodes((current) =>
+      current.map((node) => {
+        if (node.id !== nodeId) return node;
+        const params = { ...node.data.params };
+        if (value === undefined) delete params[name];
+        else params[name] = value;
+        return { ...node, data: { ...node.data, params } } as EditorNode;
+      }),
+    );
+  }, []);
+
+  const setNodeLabel = useCallback((nodeId: string, label: string) => {
+    coalesce.current = `label:${nodeId}`;
+    setNodes((current) =>
+      current.map((node) => {
+        if (node.id !== nodeId) return node;
+        const { label: _old, ...data } = node.data;
+        return { ...node, data: label ? { ...data, label } : data } as EditorNode;
+      }),
+    );
+  }, []);
+
+  const loadGraph = useCallback(
+    (next: GraphSpec) => {
+      const flow = graphToFlow(next, catalog);
+      setNodes(flow.nodes);
+      setEdges(flow.edges);
+      setMeta(flow.meta);
+    },
+    [catalog],
+  );
+
+  /** Lay the graph out in columns, wrapped to about the `aspect` (width / height) of the view. */
+  const autoLayout = useCallback(
+    (aspect?: number) => {
+      setNodes((current) => {
+        const positions = layeredLayout(current, edges, { aspect });
+        return current.map((node) => ({ ...node, position: positions.get(node.id) ?? node.position }));
+      });
+    },
+    [edges],
+  );
+
+  const selectOnly = useCallback((ids: readonly string[]) => {
+    const chosen = new Set(ids);
+    setNodes((current) => current.map((node) => ({ ...node, selected: chosen.has(node.id) })));
+    setEdges((current) => current.map((edge) => (edge.selected ? { ...edge, selected: false } : edge)));
+  }, []);
+
+  const selectAll = useCallback(() => {
+    setNodes((current) => current.map((node) => ({ ...node, selected: true })));
+  }, []);
+
+  // --- clipboard -------------------------------------------------------------------------------
+  const clipboard = useRef<ClipboardContent | null>(null);
+  const pasteCount = useRef(0);
+
+  const copy = useCallback((): number => {
+    const content = copySelection(nodes, edges);
+    if (!content) return 0;
+    clipboard.current = content;
+    pasteCount.current = 0;
+    return content.nodes.length;
+  }, [nodes, edges]);
+
+  const paste = useCallback((): number => {
+    const content = clipboard.current;
+    if (!content) return 0;
+    pasteCount.current += 1;
+    const step = 40 * pasteCount.current;
+    const pasted = pasteClipboard(content, new Set(nodes.map((node) => node.id)), { x: step, y: step });
+    setNodes((current) => [
+      ...current.map((node) => (node.selected ? { ...node, selected: false } : node)),
+      ...pasted.nodes.map((node) => ({
+        ...makeNode(node.id, node.kind, node.params, node.position, catalog, node.label),
+        selected: true,
+      })),
+    ]);
+    setEdges((current) => [
+      ...current,
+      ...pasted.edges.map((edge): EditorEdge => ({ id: `e-${edge.source}-${edge.target}`, type: 'shape', ...edge })),
+    ]);
+    return pasted.nodes.length;
+  }, [nodes, catalog]);
+
+  return {
+    nodes,
+    edges,
+    meta,
+    graph,
+    setMeta,
+    setNodes,
+    onNodesChange,
+    onEdgesChange,
+    onConnect,
+    addNode,
+    updateParam,
+    setNodeLabel,
+    loadGraph,
+    autoLayout,
+    selectOnly,
+    selectAll,
+    copy,
+    paste,
+    undo: undoStep,
+    redo: redoStep,
+    canUndo: flags.canUndo,
+    canRedo: flags.canRedo,
+  };
+}
+
+export type EditorApi = ReturnType<typeof useEditor>;

@@ -1,0 +1,48 @@
+// The canvas's tie to a graph saved on the server (/api/graphs): save, new versions, dirty state.
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { saveGraph, type SavedGraph } from '../../api/endpoints';
+import { ApiError } from '../../api/client';
+import type { GraphSpec } from '../../api/types';
+import { loadLink, storeLink, type ServerLink } from './storage';
+
+export const graphKey = (graph: GraphSpec): string => JSON.stringify(graph);
+
+export function useServerGraph(graph: GraphSpec) {
+  const [link, setLink] = useState<ServerLink | null>(loadLink);
+  const [saving, setSaving] = useState(false);
+  const latest = useRef(graph);
+  latest.current = graph;
+
+  useEffect(() => storeLink(link), [link]);
+
+  const dirty = link === null ? graph.nodes.length > 0 : link.savedKey !== graphKey(graph);
+
+  /** Save the canvas as it is now; a graph deleted on the server is saved again as a new one. */
+  const save = useCallback(async (): Promise<ServerLink> => {
+    const graphNow = latest.current;
+    setSaving(true);
+    try {
+      let result: SavedGraph;
+      try {
+        result = await saveGraph(link?.id ?? null, graphNow.name, graphNow);
+      } catch (error) {
+        if (!(link && error instanceof ApiError && error.status === 404)) throw error;
+        result = await saveGraph(null, graphNow.name, graphNow);
+      }
+      const next = { id: result.id, name: result.name, version: result.current_version, savedKey: graphKey(graphNow) };
+      setLink(next);
+      return next;
+    } finally {
+      setSaving(false);
+    }
+  }, [link]);
+
+  /** The canvas now shows `saved`; `key` is the graph as the canvas writes it back. */
+  const adopt = useCallback((saved: SavedGraph, key: string) => {
+    setLink({ id: saved.id, name: saved.name, version: saved.current_version, savedKey: key });
+  }, []);
+
+  const detach = useCallback(() => setLink(null), []);
+
+  return { link, dirty, saving, save, adopt, detach };
+}

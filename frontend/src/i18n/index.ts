@@ -1,0 +1,45 @@
+import i18n from 'i18next';
+import { initReactI18next } from 'react-i18next';
+import en from './en';
+import zh from './zh';
+
+export const LANGUAGES = [
+  { code: 'en', label: 'EN' },
+  { code: 'zh', label: '中文' },
+] as const;
+export type Language = (typeof LANGUAGES)[number]['code'];
+
+const STORAGE_KEY = 'dragdl.language';
+
+export function storedLanguage(): Language {
+  try {
+    const value = localStorage.getItem(STORAGE_KEY);
+    if (value === 'en' || value === 'zh') return value;
+  } catch {
+    // storage blocked: fall through to the browser's language
+  }
+  return typeof navigator !== 'undefined' && navigator.language.toLowerCase().startsWith('zh') ? 'zh' : 'en';
+}
+
+export function setLanguage(language: Language): void {
+  try {
+    localStorage.setItem(STORAGE_KEY, language);
+  } catch {
+    // the choice still applies to this page
+  }
+  void i18n.changeLanguage(language);
+}
+
+i18n.on('languageChanged', (language) => {
+  document.documentElement.lang = language === 'zh' ? 'zh-CN' : 'en';
+});
+
+void i18n.use(initReactI18next).init({
+  resources: { en: { translation: en }, zh: { translation: zh } },
+  lng: storedLanguage(),
+  fallbackLng: 'en',
+  interpolation: { escapeValue: false },
+  returnNull: false,
+});
+
+export default i18n;

@@ -1,0 +1,110 @@
+"""A real `dragdl serve` on a free loopback port and a headless Chromium, for the browser tests.
+
+The web UI must be built first (`make frontend`, or `npm ci && npm run build` in frontend/): the
+server serves it from src/dragdl/server/static/. Chromium is Debian's (`apt-get install chromium`);
+DRAGDL_CHROMIUM names another binary.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+STATIC_INDEX = REPO / "src" / "dragdl" / "server" / "static" / "index.html"
+ARTIFACTS = REPO / "test-artifacts" / "ui"
+CHROMIUM = os.environ.get("DRAGDL_CHROMIUM", "/usr/bin/chromium")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def _serve(tmp_path_factory: pytest.TempPathFactory, *extra: str) -> Iterator[str]:
+    if not STATIC_INDEX.is_file():
+        pytest.fail(f"the web UI is not built ({STATIC_INDEX} is missing): run `make frontend`")
+    port = _free_port()
+    data_dir = tmp_path_factory.mktemp("dragdl-ui-data")
+    log_path = tmp_path_factory.mktemp("dragdl-ui-log") / "server.log"
+    command = [sys.executable, "-c", "from dragdl.cli import app; app()", "serve"]
+    command += ["--port", str(port), "--data-dir", str(data_dir), *extra]
+    url = f"http://127.0.0.1:{port}"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/api/health", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    output = log_path.read_text(encoding="utf-8")[-3000:]
+                    pytest.fail(f"dragdl serve did not start:\n{output}")
+                time.sleep(0.3)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Single-user mode: no sign-in."""
+    with _serve(tmp_path_factory, "--no-auth") as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def auth_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """With accounts: the browser signs up first."""
+    with _serve(tmp_path_factory) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: `apt-get install chromium` or set DRAGDL_CHROMIUM")
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Remember each phase's outcome on the test, so the page fixture can keep a failure screenshot."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
