@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+import shutil
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Request, Response, status
+from starlette.concurrency import run_in_threadpool
+
+from dragdl.server.db.models import Dataset, new_id
+from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
+from dragdl.server.schemas.datasets import (
+    ClassPreview,
+    ClassSummary,
+    DatasetDetail,
+    DatasetPublic,
+    DatasetsPublic,
+    SizeStats,
+)
+from dragdl.server.services import datasets as service
+from dragdl.server.services.uploads import UploadError, receive_multipart
+
+router = APIRouter(prefix="/api/datasets", tags=["datasets"])
+
+_UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["files"],
+                    "properties": {
+                        "files": {
+                            "type": "array",
+                            "items": {"type": "string", "format": "binary"},
+                            "description": "One .zip (class folders, or a CSV of path,label rows with "
+                            "its images), or one .npy bitmap file per class (file name = class).",
+                        },
+                        "name": {"type": "string", "maxLength": 200},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+def _not_found(dataset_id: str) -> HTTPException:
+    return HTTPException(status.HTTP_404_NOT_FOUND, f"dataset {dataset_id} not found")
+
+
+def _public(row: Dataset) -> DatasetPublic:
+    info = row.info
+    size = info.get("size")
+    return DatasetPublic(
+        id=row.id,
+        name=row.name,
+        kind=row.kind,
+        count=info["count"],
+        channels=info["channels"],
+        size=(size[0], size[1]) if size else None,
+        size_stats=SizeStats.model_validate(info["size_stats"]),
+        classes=[
+            ClassSummary(index=i, name=name, count=count)
+            for i, (name, count) in enumerate(zip(info["classes"], info["counts"], strict=True))
+        ],
+        size_bytes=row.size_bytes,
+        created_at=row.created_at,
+        node={"type": "dataset.uploaded", "params": {"dataset_id": row.id}},
+    )
+
+
+@router.post(
+    "",
+    operation_id="uploadDataset",
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra=_UPLOAD_BODY,
+    responses={400: {"description": "unusable upload"}, 413: {"description": "too large"}},
+)
+async def upload_dataset(
+    request: Request, settings: SettingsDep, db: SessionDep, user: CurrentUser
+) -> DatasetPublic:
+    """Upload a dataset: streamed to disk, unpacked safely, checked and described.
+
+    A refused upload (4xx, the message names the file, member or CSV row) leaves nothing behind.
+    """
+    dataset_id = new_id()
+    directory = service.dataset_dir(settings, dataset_id)
+    try:
+        form = await receive_multipart(
+            request, directory / "incoming", settings.max_upload_bytes, service.MAX_UPLOAD_FILES
+        )
+        row = await run_in_threadpool(
+            service.create_dataset, db, settings, user, dataset_id, form.files, form.fields.get("name")
+        )
+    except UploadError as exc:
+        await run_in_threadpool(shutil.rmtree, directory, True)
+        raise HTTPException(exc.status_code, exc.message) from None
+    except BaseException:
+        db.rollback()
+        await run_in_threadpool(shutil.rmtree, directory, True)
+        raise
+    return _public(row)
+
+
+@router.get("", operation_id="listDatasets")
+def list_datasets(db: SessionDep, user: CurrentUser) -> DatasetsPublic:
+    rows = service.list_datasets(db, user)
+    return DatasetsPublic(data=[_public(row) for row in rows], count=len(rows))
+
+
+@router.get("/{dataset_id}", operation_id="getDataset")
+def get_dataset(dataset_id: str, request: Request, db: SessionDep, user: CurrentUser) -> DatasetDetail:
+    """The dataset with a few preview URLs per class."""
+    row = service.get_dataset(db, user, dataset_id)
+    if row is None:
+        raise _not_found(dataset_id)
+    public = _public(row)
+    samples: list[list[str]] = row.info.get("samples", [])
+    classes = [
+        ClassPreview(
+            **summary.model_dump(),
+            samples=[
+                str(
+                    request.url_for(
+                        "getDatasetThumbnail", dataset_id=row.id, class_index=summary.index, sample=i
+                    ).path
+                )
+                for i in range(len(samples[summary.index]) if summary.index < len(samples) else 0)
+            ],
+        )
+        for summary in public.classes
+    ]
+    return DatasetDetail(**public.model_dump(exclude={"classes"}), classes=classes)
+
+
+@router.get(
+    "/{dataset_id}/thumbnails/{class_index}/{sample}",
+    operation_id="getDatasetThumbnail",
+    name="getDatasetThumbnail",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}}, "description": "a PNG of at most 128 px"}},
+)
+def get_thumbnail(
+    dataset_id: str,
+    class_index: Annotated[int, Path(ge=0)],
+    sample: Annotated[int, Path(ge=0)],
+    settings: SettingsDep,
+    db: SessionDep,
+    user: CurrentUser,
+) -> Response:
+    row = service.get_dataset(db, user, dataset_id)
+    if row is None:
+        raise _not_found(dataset_id)
+    png = service.thumbnail(settings, row, class_index, sample)
+    if png is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"dataset {dataset_id} has no sample {class_index}/{sample}"
+        )
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"})
+
+
+@router.delete("/{dataset_id}", operation_id="deleteDataset", status_code=status.HTTP_204_NO_CONTENT)
+def delete_dataset(dataset_id: str, settings: SettingsDep, db: SessionDep, user: CurrentUser) -> Response:
+    """Delete the files and the row; 409 while a queued or running task of yours reads the dataset."""
+    row = service.get_dataset(db, user, dataset_id)
+    if row is None:
+        raise _not_found(dataset_id)
+    try:
+        service.delete_dataset(db, settings, row)
+    except service.DatasetInUse as exc:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"dataset {dataset_id} is {exc}; stop them or wait until they finish"
+        ) from None
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

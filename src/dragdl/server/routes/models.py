@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Form, HTTPException, Query, Request, Response, UploadFile, status
+from fastapi.responses import FileResponse
+from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
+
+from dragdl.server.db.models import Model
+from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
+from dragdl.server.schemas.models import (
+    ClassScore,
+    ImagePredictionPublic,
+    ModelPublic,
+    ModelsPublic,
+    PredictionsPublic,
+)
+from dragdl.server.services import models as service
+from dragdl.server.services.prediction import ModelUnavailable, PredictionInputError, PredictionService
+from dragdl.server.settings import Settings
+
+router = APIRouter(prefix="/api/models", tags=["models"])
+
+MAX_PREDICT_IMAGES = 64
+MAX_PREDICT_IMAGE_BYTES = 20 * 1024**2
+
+
+def _not_found(model_id: str) -> HTTPException:
+    return HTTPException(status.HTTP_404_NOT_FOUND, f"model {model_id} not found")
+
+
+def _owned(db: SessionDep, user: CurrentUser, model_id: str) -> Model:
+    row = service.get_model(db, user, model_id)
+    if row is None:
+        raise _not_found(model_id)
+    return row
+
+
+def _public(settings: Settings, row: Model) -> ModelPublic:
+    public = ModelPublic.model_validate(row)
+    public.exports = service.available_exports(settings, row)
+    return public
+
+
+def _predictor(request: Request) -> PredictionService:
+    predictor: PredictionService = request.app.state.predictor
+    return predictor
+
+
+@router.get("", operation_id="listModels")
+def list_models(settings: SettingsDep, db: SessionDep, user: CurrentUser) -> ModelsPublic:
+    rows = service.list_models(db, user)
+    return ModelsPublic(data=[_public(settings, row) for row in rows], count=len(rows))
+
+
+@router.get("/{model_id}", operation_id="getModel")
+def get_model(model_id: str, settings: SettingsDep, db: SessionDep, user: CurrentUser) -> ModelPublic:
+    return _public(settings, _owned(db, user, model_id))
+
+
+@router.get("/{model_id}/manifest", operation_id="getModelManifest")
+def get_manifest(model_id: str, settings: SettingsDep, db: SessionDep, user: CurrentUser) -> dict[str, Any]:
+    """The bundle's model.json: classes, input spec, the `preprocessing` a browser follows, metrics,
+    exports (what a client needs to run the ONNX export itself)."""
+    row = _owned(db, user, model_id)
+    try:
+        return service.manifest(settings, row)
+    except service.ModelFilesError as exc:
+        raise HTTPException(exc.status_code, exc.message) from None
+
+
+@router.delete("/{model_id}", operation_id="deleteModel", status_code=status.HTTP_204_NO_CONTENT)
+def delete_model(
+    model_id: str, request: Request, settings: SettingsDep, db: SessionDep, user: CurrentUser
+) -> Response:
+    """Delete the model. A task's artifacts stay with the task; a model without a task loses its folder."""
+    row = _owned(db, user, model_id)
+    service.delete_model(db, settings, row)
+    _predictor(request).evict(model_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.post(
+    "/{model_id}/predict",
+    operation_id="predict",
+    responses={
+        400: {"description": "an upload is not a usable image"},
+        404: {"description": "no such model"},
+    },
+)
+async def predict(
+    model_id: str,
+    request: Request,
+    images: Annotated[list[UploadFile], File(description="One or more images (PNG, JPEG, ...).")],
+    settings: SettingsDep,
+    db: SessionDep,
+    user: CurrentUser,
+    top_k: Annotated[int, Form(ge=1, le=1000, description="Classes listed per image.")] = 5,
+) -> PredictionsPublic:
+    """Classify images with the model, using the evaluation transforms it was trained with."""
+    row = await run_in_threadpool(_owned, db, user, model_id)
+    if not 1 <= len(images) <= MAX_PREDICT_IMAGES:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"send 1 to {MAX_PREDICT_IMAGES} images")
+    payload = []
+    for index, upload in enumerate(images):
+        name = upload.filename or f"image {index + 1}"
+        if upload.size is not None and upload.size > MAX_PREDICT_IMAGE_BYTES:
+            raise HTTPException(
+                413,
+                f"{name}: {upload.size} bytes is above the limit of {MAX_PREDICT_IMAGE_BYTES}",
+            )
+        payload.append((name, await upload.read()))
+    folder = await run_in_threadpool(_folder, settings, row)
+    predictor = _predictor(request)
+    try:
+        classes, results = await predictor.predict(model_id, folder, payload, top_k)
+    except PredictionInputError as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, exc.message) from None
+    except ModelUnavailable as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"model {model_id}: {exc.message}") from None
+    return PredictionsPublic(
+        model_id=model_id,
+        classes=classes,
+        batched=predictor.batching,
+        predictions=[
+            ImagePredictionPublic(
+                filename=r.filename,
+                label=r.label,
+                index=r.index,
+                probability=r.probability,
+                top_k=[ClassScore(label=label, probability=p) for label, p in r.top_k],
+                probabilities=r.probabilities,
+            )
+            for r in results
+        ],
+    )
+
+
+def _folder(settings: Settings, row: Model) -> Path:
+    try:
+        return service.bundle_folder(settings, row)
+    except service.ModelFilesError as exc:
+        raise HTTPException(exc.status_code, exc.message) from None
+
+
+@router.get(
+    "/{model_id}/download",
+    operation_id="downloadModel",
+    response_class=Response,
+    responses={
+        200: {"content": {"application/zip": {}, "application/octet-stream": {}, "text/x-python": {}}},
+        422: {"description": "the model cannot be converted to this format"},
+    },
+)
+def download_model(
+    model_id: str,
+    settings: SettingsDep,
+    db: SessionDep,
+    user: CurrentUser,
+    format: Annotated[
+        service.DownloadFormat, Query(description="bundle | onnx | torchscript | script")
+    ] = "bundle",
+) -> Response:
+    """The bundle (zip of model.json + model.safetensors), an ONNX or TorchScript export (made on first
+    request, then kept), or the standalone training script."""
+    row = _owned(db, user, model_id)
+    try:
+        if format == "bundle":
+            path = service.bundle_zip(settings, row)
+            return FileResponse(
+                path,
+                media_type="application/zip",
+                filename=service.download_name(row, ".zip"),
+                background=BackgroundTask(path.unlink, missing_ok=True),
+            )
+        if format == "script":
+            script = service.training_script(db, settings, row)
+            disposition = f'attachment; filename="{service.download_name(row, ".py")}"'
+            return Response(script, media_type="text/x-python", headers={"Content-Disposition": disposition})
+        path = service.export_file(settings, row, format)
+        suffix = ".onnx" if format == "onnx" else ".torchscript.pt"
+        return FileResponse(
+            path, media_type="application/octet-stream", filename=service.download_name(row, suffix)
+        )
+    except service.ModelFilesError as exc:
+        raise HTTPException(exc.status_code, exc.message) from None

@@ -1,0 +1,390 @@
+"""Uploaded datasets: check an upload, store it under `datasets/<id>/`, describe it, preview it.
+
+Layout of one dataset: `datasets/<id>/data/` holds what the engine reader takes (class folders,
+`labels.csv` with its images, or `<class>.npy` files) and `datasets/<id>/thumbs/` caches preview PNGs.
+An upload is checked completely before its row is written; whatever goes wrong, the caller removes
+`datasets/<id>/`, so a refused upload leaves neither files nor a row behind.
+
+The engine (and with it torch) is imported inside the functions: the server starts without it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dragdl.server.db.models import Dataset, Task, TaskStatus, User
+from dragdl.server.services.access import reachable_by
+from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
+from dragdl.server.settings import Settings
+
+if TYPE_CHECKING:
+    from dragdl.engine.data.files import ImageList
+
+SAMPLES_PER_CLASS = 6
+THUMBNAIL_SIDE = 128
+MAX_UPLOAD_FILES = 1000
+"""Files in one request (a zip, or one .npy per class)."""
+MAX_ARCHIVE_FILES = 200_000
+MAX_ARCHIVE_BYTES = 8 * 1024**3
+MAX_ARCHIVE_RATIO = 200.0
+MAX_IMAGE_PIXELS = 40_000_000
+"""The engine's DEFAULT_PIXEL_LIMIT, repeated here so that reading it needs no torch import."""
+
+
+class DatasetInUse(Exception):
+    def __init__(self, task_ids: list[str]) -> None:
+        super().__init__(f"used by running or queued task(s) {', '.join(task_ids)}")
+        self.task_ids = task_ids
+
+
+@dataclass(frozen=True)
+class Ingested:
+    kind: str
+    reader_path: Path
+    info: dict[str, Any]
+    size_bytes: int
+
+
+def dataset_dir(settings: Settings, dataset_id: str) -> Path:
+    return settings.datasets_dir / dataset_id
+
+
+def data_root(settings: Settings, dataset_id: str) -> Path:
+    return dataset_dir(settings, dataset_id) / "data"
+
+
+# --- queries ------------------------------------------------------------------------------------
+
+
+def list_datasets(db: Session, user: User) -> list[Dataset]:
+    return list(
+        db.scalars(select(Dataset).where(Dataset.owner_id == user.id).order_by(Dataset.created_at.desc()))
+    )
+
+
+def get_dataset(db: Session, user: User, dataset_id: str) -> Dataset | None:
+    """The dataset if the user may reach it (owner or administrator), else None: ids of others are
+    not revealed."""
+    return db.scalar(select(Dataset).where(Dataset.id == dataset_id, reachable_by(Dataset.owner_id, user)))
+
+
+def tasks_using(db: Session, row: Dataset) -> list[str]:
+    """Ids of the owner's QUEUED or RUNNING tasks whose graph reads this dataset (only the owner's
+    graphs can: the others do not see it)."""
+    tasks = db.execute(
+        select(Task.id, Task.graph_snapshot).where(
+            Task.owner_id == row.owner_id, Task.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING))
+        )
+    )
+    using = []
+    for task_id, graph in tasks:
+        nodes = graph.get("nodes", []) if isinstance(graph, dict) else []
+        if any(
+            isinstance(node, dict)
+            and node.get("type") == "dataset.uploaded"
+            and isinstance(node.get("params"), dict)
+            and node["params"].get("dataset_id") == row.id
+            for node in nodes
+        ):
+            using.append(task_id)
+    return using
+
+
+def delete_dataset(db: Session, settings: Settings, row: Dataset) -> None:
+    """Remove the row, then the files; refuse (DatasetInUse) while a queued or running task reads it."""
+    using = tasks_using(db, row)
+    if using:
+        raise DatasetInUse(using)
+    db.delete(row)
+    db.commit()
+    shutil.rmtree(dataset_dir(settings, row.id), ignore_errors=True)
+
+
+def create_dataset(
+    db: Session, settings: Settings, user: User, dataset_id: str, files: list[ReceivedFile], name: str | None
+) -> Dataset:
+    """Check and store an upload whose files were received into `datasets/<id>/incoming/`."""
+    ingested = ingest(settings, dataset_id, files)
+    row = Dataset(
+        id=dataset_id,
+        owner_id=user.id,
+        name=(name or default_name(files)).strip()[:200] or dataset_id,
+        kind=ingested.kind,
+        path=ingested.reader_path.relative_to(settings.data_dir).as_posix(),
+        info=ingested.info,
+        size_bytes=ingested.size_bytes,
+    )
+    db.add(row)
+    db.commit()
+    return row
+
+
+def default_name(files: list[ReceivedFile]) -> str:
+    if len(files) == 1:
+        return Path(files[0].filename).stem
+    return ", ".join(Path(f.filename).stem for f in files[:5]) + (" ..." if len(files) > 5 else "")
+
+
+# --- ingestion ----------------------------------------------------------------------------------
+
+
+def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> Ingested:
+    """Put the upload in place under `datasets/<id>/data` and describe it; UploadError if unusable."""
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.nodes.uploaded import CSV_NAME
+
+    directory = dataset_dir(settings, dataset_id)
+    root = data_root(settings, dataset_id)
+    if not files:
+        raise UploadError("no file received: send a .zip or .npy files in the 'files' field")
+    names = {Path(f.filename).suffix.lower() for f in files}
+    try:
+        if names == {".npy"}:
+            _place_bitmaps(files, root)
+        elif len(files) == 1 and _is_zip(files[0]):
+            _extract(files[0], directory, root)
+        elif any(_is_zip(f) for f in files):
+            raise UploadError("send one .zip archive per upload, without other files")
+        else:
+            odd = next(f.filename for f in files if Path(f.filename).suffix.lower() != ".npy")
+            raise UploadError(
+                f"{odd!r} is neither a .zip archive nor a .npy bitmap file "
+                "(upload a zip of class folders, a zip with a CSV and its images, or one .npy per class)",
+                status_code=415,
+            )
+        shutil.rmtree(directory / "incoming", ignore_errors=True)
+        kind, reader_path = _detect(root)
+        info = describe(kind, reader_path, root)
+    except DatasetError as exc:
+        raise UploadError(_relative(exc.message, directory, root, files)) from None
+    if kind == "csv" and reader_path.name != CSV_NAME:
+        # Renamed once checked (messages name the uploader's file): the exported script looks for
+        # this name. Image paths stay relative to the CSV's folder, which does not change.
+        reader_path = reader_path.replace(root / CSV_NAME)
+    return Ingested(kind=kind, reader_path=reader_path, info=info, size_bytes=tree_size(root))
+
+
+def _relative(message: str, directory: Path, root: Path, files: list[ReceivedFile]) -> str:
+    """Engine messages name absolute server paths; the uploader knows the names inside the upload."""
+    for received in files:
+        message = message.replace(str(received.path), repr(received.filename).strip("'"))
+    message = message.replace(f"{root}{os.sep}", "").replace(str(root), "the upload")
+    return message.replace(f"{directory}{os.sep}", "").replace(str(directory), "the upload")
+
+
+def _is_zip(received: ReceivedFile) -> bool:
+    import zipfile
+
+    return received.filename.lower().endswith(".zip") or zipfile.is_zipfile(received.path)
+
+
+def _place_bitmaps(files: list[ReceivedFile], root: Path) -> None:
+    from dragdl.engine.data.base import DatasetError
+
+    root.mkdir(parents=True)
+    for received in files:
+        stem = Path(received.filename).stem
+        if not stem or stem.startswith(".") or len(stem) > 100 or not stem.isprintable():
+            raise DatasetError(
+                f"{received.filename!r} is not a usable class name (the file name is the class)"
+            )
+        target = root / f"{stem}.npy"
+        if target.exists():
+            raise DatasetError(f"two files are named {received.filename!r}: each class needs its own file")
+        os.replace(received.path, target)
+
+
+def _extract(received: ReceivedFile, directory: Path, root: Path) -> None:
+    from dragdl.engine.data.archive import ArchiveLimits, safe_extract
+
+    limits = ArchiveLimits(
+        max_files=MAX_ARCHIVE_FILES, max_total_bytes=MAX_ARCHIVE_BYTES, max_ratio=MAX_ARCHIVE_RATIO
+    )
+    extracted = safe_extract(received.path, directory / "extracted", limits)
+    received.path.unlink()
+    visible = [entry for entry in extracted.iterdir() if not _hidden(entry.name)]
+    # Zipping a folder gives one top-level folder; its content is the dataset. A lone folder
+    # holding only files is the images of a single class, which the folder reader reports.
+    top = visible[0] if len(visible) == 1 and visible[0].is_dir() and not visible[0].is_symlink() else None
+    if top is not None and any(entry.is_dir() or _data_file(entry) for entry in top.iterdir()):
+        os.replace(top, root)
+        shutil.rmtree(extracted)
+    else:
+        os.replace(extracted, root)
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".") or name == "__MACOSX"
+
+
+def _data_file(path: Path) -> bool:
+    return path.suffix.lower() in (".csv", ".npy") and not _hidden(path.name)
+
+
+def _detect(root: Path) -> tuple[str, Path]:
+    """Which reader the extracted files are for, and the path that reader takes."""
+    from dragdl.engine.data.base import DatasetError
+
+    entries = [entry for entry in root.iterdir() if not _hidden(entry.name)]
+    csvs = sorted(e.name for e in entries if e.is_file() and e.suffix.lower() == ".csv")
+    if len(csvs) > 1:
+        raise DatasetError(f"the archive holds several CSV files ({', '.join(csvs)}); keep only one")
+    if csvs:
+        return "csv", root / csvs[0]
+    if any(e.is_file() and e.suffix.lower() == ".npy" for e in entries) and not any(
+        e.is_dir() for e in entries
+    ):
+        return "bitmaps", root
+    return "folder", root
+
+
+# --- description --------------------------------------------------------------------------------
+
+
+def describe(kind: str, reader_path: Path, root: Path) -> dict[str, Any]:
+    """What the datasets page shows: classes, counts, channels, image size statistics, samples."""
+    if kind == "bitmaps":
+        return _describe_bitmaps(root)
+    from dragdl.engine.data.files import list_image_folder, probe_images, read_csv_listing
+
+    listing = list_image_folder(root) if kind == "folder" else read_csv_listing(reader_path)
+    channels, size = probe_images(listing.files, "auto", MAX_IMAGE_PIXELS)
+    sizes = _image_sizes(listing)
+    # The readers refuse empty classes (folders) and cannot produce one (CSV labels), so no count is 0.
+    counts = [int((listing.labels == index).sum()) for index in range(len(listing.classes))]
+    samples: list[list[str]] = [[] for _ in listing.classes]
+    for path, label in zip(listing.files, listing.labels.tolist(), strict=True):
+        if len(samples[label]) < SAMPLES_PER_CLASS:
+            samples[label].append(_relative_path(path, root))
+    return _info(kind, list(listing.classes), counts, channels, size, sizes, samples)
+
+
+def _relative_path(path: Path, root: Path) -> str:
+    # The CSV reader resolves paths (following any link in the data dir's own path), the folder
+    # reader does not.
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+
+
+def _image_sizes(listing: ImageList) -> list[tuple[int, int]]:
+    from PIL import Image
+
+    sizes = []
+    for path in listing.files:
+        with Image.open(path) as img:
+            sizes.append((img.size[1], img.size[0]))
+    return sizes
+
+
+def _describe_bitmaps(root: Path) -> dict[str, Any]:
+    import numpy as np
+
+    from dragdl.engine.data.bitmaps import bitmap_files, describe_bitmaps
+
+    info = describe_bitmaps(root)  # checks every file: uint8, square rows, no pickles
+    assert info.size is not None
+    counts = [len(np.load(path, mmap_mode="r", allow_pickle=False)) for path in bitmap_files(root)]
+    samples = [[str(i) for i in range(min(SAMPLES_PER_CLASS, n))] for n in counts]
+    return _info("bitmaps", list(info.classes), counts, 1, info.size, [info.size], samples)
+
+
+def _info(
+    kind: str,
+    classes: list[str],
+    counts: list[int],
+    channels: int,
+    size: tuple[int, int] | None,
+    sizes: list[tuple[int, int]],
+    samples: list[list[str]],
+) -> dict[str, Any]:
+    heights = [h for h, _ in sizes]
+    widths = [w for _, w in sizes]
+    return {
+        "format": kind,
+        "classes": classes,
+        "counts": counts,
+        "count": sum(counts),
+        "channels": channels,
+        "size": list(size) if size is not None else None,
+        "size_stats": {
+            "min": [min(heights), min(widths)],
+            "max": [max(heights), max(widths)],
+            "mean": [round(statistics.fmean(heights), 2), round(statistics.fmean(widths), 2)],
+        },
+        "samples": samples,
+    }
+
+
+# --- thumbnails ---------------------------------------------------------------------------------
+
+
+def thumbnail(settings: Settings, row: Dataset, class_index: int, sample: int) -> bytes | None:
+    """A PNG of at most THUMBNAIL_SIDE px for one sample of a class; None when there is no such sample."""
+    classes: list[list[str]] = row.info.get("samples", [])
+    if not 0 <= class_index < len(classes) or not 0 <= sample < len(classes[class_index]):
+        return None
+    cache = dataset_dir(settings, row.id) / "thumbs" / f"{class_index}-{sample}.png"
+    if cache.is_file():
+        return cache.read_bytes()
+    ref = classes[class_index][sample]
+    root = data_root(settings, row.id)
+    png = _bitmap_png(root, row.info["classes"][class_index], int(ref)) if row.kind == "bitmaps" else None
+    if png is None and row.kind != "bitmaps":
+        png = _image_png(root, ref)
+    if png is None:
+        return None
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(png)
+    os.replace(tmp, cache)
+    return png
+
+
+def _image_png(root: Path, ref: str) -> bytes | None:
+    from PIL import Image
+
+    path = (root / ref).resolve()
+    if not path.is_relative_to(root.resolve()) or not path.is_file():
+        return None
+    with Image.open(path) as img:
+        if img.size[0] * img.size[1] > MAX_IMAGE_PIXELS:
+            return None
+        img.draft("RGB", (THUMBNAIL_SIDE, THUMBNAIL_SIDE))  # JPEG: decode at a reduced scale
+        picture = img.convert("RGBA" if "A" in img.mode or "transparency" in img.info else "RGB")
+    picture.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))
+    return _png(picture)
+
+
+def _bitmap_png(root: Path, class_name: str, row_index: int) -> bytes | None:
+    import math
+
+    import numpy as np
+    from PIL import Image
+
+    path = root / f"{class_name}.npy"
+    if not path.is_file():
+        return None
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    if not 0 <= row_index < len(array):
+        return None
+    side = math.isqrt(array.shape[1])
+    picture = Image.fromarray(np.array(array[row_index], dtype=np.uint8).reshape(side, side), mode="L")
+    picture.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))
+    return _png(picture)
+
+
+def _png(picture: Any) -> bytes:
+    out = io.BytesIO()
+    picture.save(out, format="PNG", optimize=True)
+    return out.getvalue()

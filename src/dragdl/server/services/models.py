@@ -1,0 +1,171 @@
+"""Trained models: the rows the runner registers, their bundle files, exports and training script.
+
+A model row points at a bundle folder (`model.json` + `model.safetensors`, usually a task's
+`artifacts/<task_id>`). ONNX and TorchScript files are exported into that folder on first request
+and served from there afterwards. torch and the engine are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import zipfile
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dragdl.server.db.models import Model, User
+from dragdl.server.services.access import reachable_by
+from dragdl.server.settings import Settings
+
+DownloadFormat = Literal["bundle", "onnx", "torchscript", "script"]
+DOWNLOAD_FORMATS: tuple[DownloadFormat, ...] = ("bundle", "onnx", "torchscript", "script")
+BUNDLE_FILES = ("model.json", "model.safetensors")
+EXPORT_FILES = {"onnx": "model.onnx", "torchscript": "model.torchscript.pt"}
+"""The names engine.bundle.spec gives the exports (not imported here: that package loads torch)."""
+
+_export_locks: dict[str, threading.Lock] = {}
+_export_locks_guard = threading.Lock()
+
+
+class ModelFilesError(Exception):
+    """The model's files are missing, damaged or cannot be converted; the message says which."""
+
+    def __init__(self, message: str, status_code: int = 409) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+
+
+def list_models(db: Session, user: User) -> list[Model]:
+    return list(db.scalars(select(Model).where(Model.owner_id == user.id).order_by(Model.created_at.desc())))
+
+
+def get_model(db: Session, user: User, model_id: str) -> Model | None:
+    """The model if the user may reach it (owner or administrator), else None."""
+    return db.scalar(select(Model).where(Model.id == model_id, reachable_by(Model.owner_id, user)))
+
+
+def bundle_folder(settings: Settings, row: Model) -> Path:
+    """The model's bundle folder; ModelFilesError when it is gone or lies outside the data dir."""
+    data_dir = settings.data_dir.resolve()
+    folder = (data_dir / row.path).resolve()
+    if not folder.is_relative_to(data_dir):
+        raise ModelFilesError(f"model {row.id}: its files are not under the data dir")
+    missing = [name for name in BUNDLE_FILES if not (folder / name).is_file()]
+    if missing:
+        raise ModelFilesError(f"model {row.id}: {', '.join(missing)} missing from its folder", 410)
+    return folder
+
+
+def available_exports(settings: Settings, row: Model) -> list[str]:
+    """Export formats already on disk (the others are produced on first download)."""
+    folder = settings.data_dir / row.path
+    return [fmt for fmt, name in EXPORT_FILES.items() if (folder / name).is_file()]
+
+
+def delete_model(db: Session, settings: Settings, row: Model) -> None:
+    """Remove the row. A task's artifacts folder stays with its task (logs, report, checkpoints);
+    a model that belongs to no task has its folder removed with it."""
+    folder = (settings.data_dir / row.path).resolve()
+    standalone = row.task_id is None and folder.is_relative_to(settings.artifacts_dir.resolve())
+    db.delete(row)
+    db.commit()
+    if standalone:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def download_name(row: Model, suffix: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", row.name).strip("-.") or f"model-{row.id}"
+    return f"{stem[:80]}{suffix}"
+
+
+def bundle_zip(settings: Settings, row: Model) -> Path:
+    """A temporary zip of model.json + model.safetensors (the caller deletes it after sending)."""
+    folder = bundle_folder(settings, row)
+    handle, name = tempfile.mkstemp(prefix="dragdl-bundle-", suffix=".zip")
+    os.close(handle)
+    path = Path(name)
+    try:
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for file in BUNDLE_FILES:
+                archive.write(folder / file, arcname=file)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _export_lock(model_id: str) -> threading.Lock:
+    with _export_locks_guard:
+        return _export_locks.setdefault(model_id, threading.Lock())
+
+
+def export_file(settings: Settings, row: Model, fmt: Literal["onnx", "torchscript"]) -> Path:
+    """The ONNX or TorchScript file, exported (and checked against PyTorch) on first request.
+
+    An export older than the weights is made again. Concurrent requests for one model wait for a
+    single export.
+    """
+    folder = bundle_folder(settings, row)
+    target = folder / EXPORT_FILES[fmt]
+    with _export_lock(row.id):
+        weights = (folder / "model.safetensors").stat().st_mtime_ns
+        if target.is_file() and target.stat().st_mtime_ns >= weights:
+            return target
+        from dragdl.engine.bundle import BundleError, ExportError, export_bundle
+
+        try:
+            return export_bundle(folder, fmt)
+        except ExportError as exc:
+            raise ModelFilesError(hide_paths(exc.message, folder), 422) from None
+        except BundleError as exc:
+            raise ModelFilesError(hide_paths(exc.message, folder)) from None
+
+
+def manifest(settings: Settings, row: Model) -> dict[str, Any]:
+    """model.json as stored: classes, input spec, preprocessing and exports, for clients that run
+    the model themselves (the browser runs the ONNX export)."""
+    file = bundle_folder(settings, row) / BUNDLE_FILES[0]
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelFilesError(f"model {row.id}: model.json cannot be read ({type(exc).__name__})") from None
+    if not isinstance(data, dict) or data.get("format") != "dragdl.bundle":
+        raise ModelFilesError(f"model {row.id}: model.json is not a DragDL bundle manifest")
+    return data
+
+
+def training_script(db: Session, settings: Settings, row: Model) -> str:
+    """The standalone training script of the model's graph; the owner's uploaded datasets are read
+    by path."""
+    folder = bundle_folder(settings, row)
+    from dragdl.engine.bundle import BundleError, read_manifest
+    from dragdl.engine.compile.codegen import generate_script
+    from dragdl.engine.graph.errors import GraphInvalid
+    from dragdl.engine.nodes.uploaded import inline_uploaded
+    from dragdl.server.services.data_context import data_context_for
+
+    try:
+        manifest = read_manifest(folder)
+    except BundleError as exc:
+        raise ModelFilesError(hide_paths(exc.message, folder)) from None
+    owner = db.get(User, row.owner_id)
+    assert owner is not None  # the foreign key deletes models with their owner
+    ctx = data_context_for(db, settings, owner)
+    try:
+        return generate_script(inline_uploaded(manifest.graph, ctx), ctx)
+    except GraphInvalid as exc:
+        problems = "; ".join(error.describe() for error in exc.errors)
+        raise ModelFilesError(f"cannot write the training script: {problems}", 422) from None
+
+
+def hide_paths(message: str, folder: Path) -> str:
+    """Messages from the engine name server paths; the client knows the model, not the folder."""
+    return message.replace(f"{folder}{os.sep}", "").replace(str(folder), "the model folder")

@@ -1,0 +1,269 @@
+"""The datasets API: uploads of each format with their preview, hostile uploads refused without a
+trace, owner scoping, deletion, and the `dataset.uploaded` node reading what was stored."""
+
+from __future__ import annotations
+
+import io
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from PIL import Image
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dragdl.server.db.models import Dataset, Task, TaskStatus, User
+from dragdl.server.services import datasets as service
+from dragdl.server.settings import Settings
+
+from .hostile.corpus import Part, bitmaps, hostile_cases, make_zip, png
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    """SQLite only: nothing here depends on the database engine, and the tests stay quick."""
+    return f"sqlite:///{tmp_path / 'dragdl.db'}"
+
+
+def upload(client: TestClient, files: list[Part], name: str | None = None) -> Any:
+    return client.post(
+        "/api/datasets",
+        files=[("files", (filename, data)) for filename, data in files],
+        data={"name": name} if name else None,
+    )
+
+
+def created(response: Any) -> dict[str, Any]:
+    assert response.status_code == 201, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def jpeg(width: int, height: int) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(out, format="JPEG")
+    return out.getvalue()
+
+
+def folder_zip() -> bytes:
+    """A zipped folder (one top-level folder) of two classes, mixed sizes and modes, macOS litter."""
+    return make_zip(
+        {
+            "pets/cat/a.png": png(300, 200, mode="RGB"),
+            "pets/cat/b.png": png(100, 50),
+            "pets/dog/c.jpg": jpeg(64, 64),
+            "pets/dog/sub/d.png": png(64, 64),
+            "pets/dog/notes.txt": b"ignored",
+            "__MACOSX/pets/._a.png": b"resource fork",
+        }
+    )
+
+
+def nothing_left(client: TestClient, settings: Settings, db: Session) -> None:
+    leftovers = list(settings.datasets_dir.iterdir()) if settings.datasets_dir.exists() else []
+    assert leftovers == []
+    assert db.scalars(select(Dataset)).all() == []
+    assert client.get("/api/datasets").json()["count"] == 0
+
+
+def thumbnail(client: TestClient, url: str) -> Image.Image:
+    response = client.get(url)
+    assert response.status_code == 200 and response.headers["content-type"] == "image/png"
+    return Image.open(io.BytesIO(response.content))
+
+
+def test_folder_zip_upload_is_described_and_previewed(user_client: TestClient, settings: Settings) -> None:
+    body = created(upload(user_client, [("pets.zip", folder_zip())], name="Pets"))
+    assert body["name"] == "Pets" and body["kind"] == "folder"
+    assert [(c["name"], c["count"]) for c in body["classes"]] == [("cat", 2), ("dog", 2)]
+    assert body["count"] == 4 and body["channels"] == 3 and body["size"] is None
+    assert body["size_stats"] == {"min": [50, 64], "max": [200, 300], "mean": [94.5, 132.0]}
+    assert body["node"] == {"type": "dataset.uploaded", "params": {"dataset_id": body["id"]}}
+    stored = settings.datasets_dir / body["id"] / "data"
+    assert sorted(p.name for p in stored.iterdir()) == ["cat", "dog"]
+    assert not (settings.datasets_dir / body["id"] / "incoming").exists()
+
+    detail = user_client.get(f"/api/datasets/{body['id']}").json()
+    cat = detail["classes"][0]
+    assert len(cat["samples"]) == 2
+    big = thumbnail(user_client, cat["samples"][0])
+    assert big.size == (128, 85)
+    assert thumbnail(user_client, cat["samples"][1]).size == (100, 50)
+    assert (settings.datasets_dir / body["id"] / "thumbs" / "0-0.png").is_file()
+    assert user_client.get(f"/api/datasets/{body['id']}/thumbnails/0/2").status_code == 404
+    assert user_client.get(f"/api/datasets/{body['id']}/thumbnails/5/0").status_code == 404
+    listed = user_client.get("/api/datasets").json()
+    assert listed["count"] == 1 and listed["data"][0]["id"] == body["id"]
+
+
+def test_csv_zip_upload(user_client: TestClient, settings: Settings) -> None:
+    rows = "path,label\nimgs/1.png,circle\nimgs/2.png,square\nimgs/3.png,circle\n"
+    archive = make_zip(
+        {"train.csv": rows.encode(), **{f"imgs/{i}.png": png(20, 10, value=i) for i in (1, 2, 3)}}
+    )
+    body = created(upload(user_client, [("shapes.zip", archive)]))
+    assert body["kind"] == "csv" and body["name"] == "shapes"
+    assert [(c["name"], c["count"]) for c in body["classes"]] == [("circle", 2), ("square", 1)]
+    assert body["size"] == [10, 20] and body["channels"] == 1
+    assert (settings.datasets_dir / body["id"] / "data" / "labels.csv").is_file()
+    detail = user_client.get(f"/api/datasets/{body['id']}").json()
+    assert thumbnail(user_client, detail["classes"][1]["samples"][0]).size == (20, 10)
+
+
+def test_npy_upload(user_client: TestClient) -> None:
+    files = [("cat.npy", bitmaps(5, value=200)), ("dog.npy", bitmaps(3)), ("bird.npy", bitmaps(2))]
+    body = created(upload(user_client, files))
+    assert body["kind"] == "bitmaps"
+    assert [(c["name"], c["count"]) for c in body["classes"]] == [("bird", 2), ("cat", 5), ("dog", 3)]
+    assert body["size"] == [28, 28] and body["channels"] == 1
+    detail = user_client.get(f"/api/datasets/{body['id']}").json()
+    picture = thumbnail(user_client, detail["classes"][1]["samples"][4])
+    assert picture.size == (28, 28) and picture.getpixel((3, 3)) == 200
+
+
+def test_hostile_uploads_are_refused_without_a_trace(
+    user_client: TestClient, settings: Settings, db_session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failures = []
+    for case in hostile_cases():
+        with monkeypatch.context() as patch:
+            for name, value in case.limits.items():
+                patch.setattr(service, name, value)
+            response = upload(user_client, case.files)
+        detail = response.json().get("detail", "") if response.status_code != 201 else ""
+        if response.status_code != case.status or case.message not in str(detail):
+            failures.append(f"{case.id}: {response.status_code} {detail!r}")
+        assert str(settings.data_dir) not in str(detail), f"{case.id}: server path in {detail!r}"
+        nothing_left(user_client, settings, db_session)
+    assert failures == []
+
+
+def test_upload_limits_and_request_shape(user_client: TestClient, app: FastAPI, settings: Settings) -> None:
+    from dataclasses import replace
+
+    app.state.settings = replace(settings, max_upload_bytes=1000)
+    response = upload(user_client, [("cat.npy", bitmaps(10)), ("dog.npy", bitmaps(10))])
+    assert response.status_code == 413 and "limit of 1000 bytes" in response.json()["detail"]
+    app.state.settings = settings
+    assert user_client.post("/api/datasets", json={"files": []}).status_code == 415
+    assert upload(user_client, []).status_code in (400, 415)
+    assert list(settings.datasets_dir.iterdir()) == []
+
+
+def test_other_users_datasets_are_not_found(user_client: TestClient, other_client: TestClient) -> None:
+    body = created(upload(user_client, [("cat.npy", bitmaps()), ("dog.npy", bitmaps())]))
+    dataset_id = body["id"]
+    for path in (f"/api/datasets/{dataset_id}", f"/api/datasets/{dataset_id}/thumbnails/0/0"):
+        assert other_client.get(path).status_code == 404
+    assert other_client.delete(f"/api/datasets/{dataset_id}").status_code == 404
+    assert other_client.get("/api/datasets").json()["count"] == 0
+    assert user_client.get(f"/api/datasets/{dataset_id}").status_code == 200
+
+
+def test_delete_refuses_while_a_running_task_reads_the_dataset(
+    user_client: TestClient, settings: Settings, db_session: Session
+) -> None:
+    dataset_id = created(upload(user_client, [("cat.npy", bitmaps()), ("dog.npy", bitmaps())]))["id"]
+    graph = {"nodes": [{"id": "d", "type": "dataset.uploaded", "params": {"dataset_id": dataset_id}}]}
+    task = Task(
+        owner_id=user_client.user["id"],  # type: ignore[attr-defined]
+        name="t",
+        graph_snapshot=graph,
+        status=TaskStatus.RUNNING,
+    )
+    db_session.add(task)
+    db_session.commit()
+    refused = user_client.delete(f"/api/datasets/{dataset_id}")
+    assert refused.status_code == 409 and task.id in refused.json()["detail"]
+    task.status = TaskStatus.SUCCEEDED
+    db_session.commit()
+    assert user_client.delete(f"/api/datasets/{dataset_id}").status_code == 204
+    assert not (settings.datasets_dir / dataset_id).exists()
+    assert user_client.get(f"/api/datasets/{dataset_id}").status_code == 404
+
+
+def uploaded_graph(dataset_id: str) -> dict[str, Any]:
+    nodes = [
+        ("data", "dataset.uploaded", {"dataset_id": dataset_id}),
+        ("resize", "op.Resize", {"height": 16}),
+        ("flatten", "layer.Flatten", {}),
+        ("dense", "layer.Linear", {"out_features": "auto"}),
+        ("train", "train.Classifier", {"epochs": 1}),
+    ]
+    return {
+        "version": 1,
+        "name": "Uploaded",
+        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
+        "edges": [{"source": a[0], "target": b[0]} for a, b in pairwise(nodes)],
+    }
+
+
+def test_unknown_dataset_id_is_a_validation_error(user_client: TestClient) -> None:
+    response = user_client.post("/api/graphs/validate", json=uploaded_graph("0123456789abcdef"))
+    body = response.json()
+    errors = body.get("errors") or body.get("detail") or []
+    assert any(
+        e.get("node_id") == "data"
+        and e.get("field") == "dataset_id"
+        and e.get("message") == "dataset 0123456789abcdef not found"
+        for e in errors
+    ), body
+
+
+@pytest.mark.parametrize("kind", ["folder", "csv", "bitmaps"])
+def test_uploaded_node_reads_each_kind(
+    kind: str, user_client: TestClient, settings: Settings, db_session: Session
+) -> None:
+    from dragdl.engine.compile.codegen import generate_script
+    from dragdl.engine.data.base import DataContext
+    from dragdl.engine.graph.spec import Graph
+    from dragdl.engine.graph.validate import validate_graph
+    from dragdl.engine.nodes.uploaded import UploadedDatasetNode, UploadedParams, inline_uploaded
+    from dragdl.server.services.data_context import data_context_for
+
+    files: dict[str, list[Part]] = {
+        "folder": [("pets.zip", folder_zip())],
+        "csv": [
+            ("s.zip", make_zip({"l.csv": b"path,label\na.png,x\nb.png,y\n", "a.png": png(), "b.png": png()}))
+        ],
+        "bitmaps": [("cat.npy", bitmaps()), ("dog.npy", bitmaps(2))],
+    }
+    dataset_id = created(upload(user_client, files[kind]))["id"]
+    user = db_session.get(User, user_client.user["id"])  # type: ignore[attr-defined]
+    assert user is not None
+    ctx = data_context_for(db_session, settings, user)
+    graph = uploaded_graph(dataset_id)
+    result = validate_graph(graph, ctx)
+    assert result.ok, result.errors
+    through_api = user_client.post("/api/graphs/validate", json=graph).json()
+    assert through_api["ok"] is True and through_api["shapes"]["resize"] == result.shapes["resize"]
+    source = UploadedDatasetNode().open(UploadedParams(dataset_id=dataset_id), ctx)
+    assert len(source) == {"folder": 4, "csv": 2, "bitmaps": 6}[kind]
+    assert source.image(0).ndim == 3
+
+    inlined = inline_uploaded(Graph.model_validate(graph), ctx)
+    assert inlined.node("data").type == f"dataset.{kind}"
+    assert inlined.node("data").params["path"].startswith(f"datasets/{dataset_id}/data")
+    for script in (generate_script(graph, ctx), generate_script(inlined, ctx)):
+        compile(script, "train.py", "exec")  # a valid script; running it would train
+    other = DataContext(data_dir=settings.data_dir, allow_download=False)
+    refused = validate_graph(graph, other)
+    assert [(e.field, e.message) for e in refused.errors] == [
+        ("dataset_id", f"dataset {dataset_id} not found")
+    ]
+
+
+def test_uploaded_node_reports_reader_errors_on_its_field(tmp_path: Path) -> None:
+    from dragdl.engine.data.base import DataContext, DatasetError, UploadedDataset
+    from dragdl.engine.nodes.uploaded import UploadedDatasetNode, UploadedParams
+
+    (tmp_path / "only").mkdir()
+    np.save(tmp_path / "only" / "cat.npy", np.zeros((2, 784), dtype=np.uint8))
+    ctx = DataContext(data_dir=tmp_path, uploaded={"x": UploadedDataset(kind="bitmaps", path=Path("only"))})
+    with pytest.raises(DatasetError, match="need one per class") as raised:
+        UploadedDatasetNode().describe(UploadedParams(dataset_id="x"), ctx)
+    assert raised.value.field == "dataset_id"

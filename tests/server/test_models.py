@@ -1,0 +1,291 @@
+"""The models API: prediction matches the bundle in-process, concurrent requests give the same answers
+with micro-batching on and off, downloads (bundle, ONNX, TorchScript, script), owner scoping."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import threading
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from PIL import Image
+from sqlalchemy.orm import Session
+
+from dragdl.server.db.models import Model
+from dragdl.server.services import prediction
+from dragdl.server.services.prediction import PredictionService
+from dragdl.server.settings import Settings
+
+from .hostile.corpus import png_claiming
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    """SQLite only: nothing here depends on the database engine, and the tests stay quick."""
+    return f"sqlite:///{tmp_path / 'dragdl.db'}"
+
+
+def digits_graph() -> dict[str, Any]:
+    nodes = [
+        ("data", "dataset.builtin", {"name": "digits"}),
+        ("resize", "op.Resize", {"height": 12}),
+        ("norm", "op.Normalize", {"preset": "dataset"}),
+        ("flatten", "layer.Flatten", {}),
+        ("dense", "layer.Linear", {"out_features": "auto"}),
+        (
+            "train",
+            "train.Classifier",
+            {"epochs": 1, "batch_size": 128, "lr": 0.01, "seed": 0, "device": "cpu"},
+        ),
+    ]
+    return {
+        "version": 1,
+        "name": "Digits",
+        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
+        "edges": [{"source": a[0], "target": b[0]} for a, b in pairwise(nodes)],
+    }
+
+
+@pytest.fixture(scope="module")
+def trained_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny classifier of scikit-learn's 8x8 digits, trained once for the module as a task would."""
+    from dragdl.engine.data.base import DataContext
+    from dragdl.engine.run import run_graph
+    from dragdl.engine.train.reporter import ListReporter
+
+    root = tmp_path_factory.mktemp("bundle")
+    out = root / "run"
+    result = run_graph(digits_graph(), DataContext(data_dir=root, allow_download=False), out, ListReporter())
+    assert result.status == "succeeded"
+    return out
+
+
+@pytest.fixture
+def model_id(trained_bundle: Path, settings: Settings, user_client: TestClient, db_session: Session) -> str:
+    """The bundle registered for alice the way the runner does it: a folder under artifacts/ and a row."""
+    folder = settings.artifacts_dir / "task-1"
+    shutil.copytree(trained_bundle, folder)
+    row = Model(
+        owner_id=user_client.user["id"],  # type: ignore[attr-defined]
+        name="Digits v1",
+        path="artifacts/task-1",
+        classes=[str(d) for d in range(10)],
+        metrics={"test": {"accuracy": 0.9}},
+        input_spec={"channels": 1, "size": [8, 8]},
+    )
+    db_session.add(row)
+    db_session.commit()
+    return row.id
+
+
+def digit_pngs(count: int) -> list[bytes]:
+    from sklearn.datasets import load_digits
+
+    images = np.clip(np.rint(load_digits().images[:count] * (255 / 16)), 0, 255).astype(np.uint8)
+    out = []
+    for image in images:
+        buffer = io.BytesIO()
+        Image.fromarray(image, mode="L").save(buffer, format="PNG")
+        out.append(buffer.getvalue())
+    return out
+
+
+def predict(client: TestClient, model_id: str, images: list[bytes], top_k: int = 3) -> Any:
+    files = [("images", (f"digit{i}.png", data, "image/png")) for i, data in enumerate(images)]
+    return client.post(f"/api/models/{model_id}/predict", files=files, data={"top_k": str(top_k)})
+
+
+def test_predict_matches_the_bundle_in_process(
+    user_client: TestClient, model_id: str, settings: Settings
+) -> None:
+    from dragdl.engine.bundle import load_bundle
+
+    images = digit_pngs(5)
+    response = predict(user_client, model_id, images)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["model_id"] == model_id and body["classes"] == [str(d) for d in range(10)]
+    expected = load_bundle(settings.artifacts_dir / "task-1").predict(images, top_k=3)
+    for got, want, i in zip(body["predictions"], expected, range(5), strict=True):
+        assert got["filename"] == f"digit{i}.png"
+        assert abs(sum(got["probabilities"]) - 1) < 1e-5
+        assert got["class"] == want.label and got["index"] == want.index
+        assert np.allclose(got["probabilities"], want.probabilities, atol=1e-6)
+        assert [s["class"] for s in got["top_k"]] == [s.label for s in want.top_k]
+        assert got["top_k"][0]["probability"] == pytest.approx(got["probability"])
+    listed = user_client.get("/api/models").json()
+    assert listed["count"] == 1 and listed["data"][0]["name"] == "Digits v1"
+    assert user_client.get(f"/api/models/{model_id}").json()["exports"] == []
+    manifest = user_client.get(f"/api/models/{model_id}/manifest").json()
+    assert manifest["classes"] == body["classes"] and manifest["input"]["size"] == [8, 8]
+    assert "preprocessing" in manifest
+
+
+def test_bad_images_are_refused(user_client: TestClient, model_id: str) -> None:
+    text = predict(user_client, model_id, [b"hello, not an image"])
+    assert text.status_code == 400 and "digit0.png: not a readable image" in text.json()["detail"]
+    huge = predict(user_client, model_id, [digit_pngs(1)[0], png_claiming(9000, 9000)])
+    assert huge.status_code == 400 and "digit1.png: 9000x9000" in huge.json()["detail"]
+    assert user_client.post(f"/api/models/{model_id}/predict", data={"top_k": "3"}).status_code == 422
+    assert predict(user_client, model_id, digit_pngs(1), top_k=0).status_code == 422
+
+
+def test_other_users_models_are_not_found(
+    user_client: TestClient, other_client: TestClient, model_id: str
+) -> None:
+    assert other_client.get(f"/api/models/{model_id}").status_code == 404
+    assert predict(other_client, model_id, digit_pngs(1)).status_code == 404
+    assert other_client.get(f"/api/models/{model_id}/download").status_code == 404
+    assert other_client.get(f"/api/models/{model_id}/manifest").status_code == 404
+    assert other_client.delete(f"/api/models/{model_id}").status_code == 404
+    assert other_client.get("/api/models").json()["count"] == 0
+    assert user_client.get(f"/api/models/{model_id}").status_code == 200
+
+
+def _concurrent(client: TestClient, model_id: str, images: list[bytes]) -> list[dict[str, Any]]:
+    def one(data: bytes) -> dict[str, Any]:
+        response = predict(client, model_id, [data])
+        assert response.status_code == 200, response.text
+        result: dict[str, Any] = response.json()["predictions"][0]
+        return result
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        return list(pool.map(one, images))
+
+
+def test_concurrent_predictions_batched_and_unbatched_agree(
+    client: TestClient, user_client: TestClient, model_id: str, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The app's own client runs every request on the one event loop of its lifespan, as a server does
+    # (a client not entered as a context manager starts a loop per request); it acts as alice here.
+    client.cookies.update(user_client.cookies)
+    client.headers.update(user_client.headers)
+    batches: list[int] = []
+    lock = threading.Lock()
+    forward = prediction.forward
+
+    def counting(bundle: Any, inputs: list[Any]) -> list[list[float]]:
+        with lock:
+            batches.append(len(inputs))
+        return forward(bundle, inputs)
+
+    monkeypatch.setattr(prediction, "forward", counting)
+    images = digit_pngs(16)
+    # A generous window so that the 16 requests of this slow, shared test machine meet in batches.
+    app.state.predictor = PredictionService(batching=True, max_batch=8, window_s=0.25)
+    batched = _concurrent(client, model_id, images)
+    assert sum(batches) == 16 and max(batches) > 1 and max(batches) <= 8
+    batches.clear()
+    app.state.predictor = PredictionService(batching=False)
+    unbatched = _concurrent(client, model_id, images)
+    assert batches == [1] * 16
+    for a, b in zip(batched, unbatched, strict=True):
+        assert a["class"] == b["class"]
+        assert np.allclose(a["probabilities"], b["probabilities"], atol=1e-5)
+
+
+def test_bundle_and_script_downloads(user_client: TestClient, model_id: str) -> None:
+    bundle = user_client.get(f"/api/models/{model_id}/download")
+    assert bundle.status_code == 200 and bundle.headers["content-type"] == "application/zip"
+    assert 'filename="Digits-v1.zip"' in bundle.headers["content-disposition"]
+    with zipfile.ZipFile(io.BytesIO(bundle.content)) as archive:
+        assert sorted(archive.namelist()) == ["model.json", "model.safetensors"]
+    script = user_client.get(f"/api/models/{model_id}/download", params={"format": "script"})
+    assert script.status_code == 200, script.text
+    assert "def load_dataset(" in script.text and "load_digits" in script.text
+    compile(script.text, "train.py", "exec")
+    assert user_client.get(f"/api/models/{model_id}/download", params={"format": "pickle"}).status_code == 422
+
+
+def test_onnx_and_torchscript_downloads_are_exported_once(
+    user_client: TestClient, model_id: str, settings: Settings
+) -> None:
+    import torch
+
+    from dragdl.engine.bundle import load_bundle
+
+    folder = settings.artifacts_dir / "task-1"
+    bundle = load_bundle(folder)
+    batch = torch.stack([bundle.preprocess(image) for image in digit_pngs(3)])
+    expected = bundle.logits(batch).numpy()
+
+    onnx = user_client.get(f"/api/models/{model_id}/download", params={"format": "onnx"})
+    assert onnx.status_code == 200, onnx.text
+    stamp = (folder / "model.onnx").stat().st_mtime_ns
+    assert (
+        user_client.get(f"/api/models/{model_id}/download", params={"format": "onnx"}).content == onnx.content
+    )
+    assert (folder / "model.onnx").stat().st_mtime_ns == stamp  # served from disk, not exported again
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(onnx.content, providers=["CPUExecutionProvider"])
+    (logits,) = session.run(None, {"images": batch.numpy()})
+    assert np.allclose(logits, expected, atol=1e-4)
+
+    script = user_client.get(f"/api/models/{model_id}/download", params={"format": "torchscript"})
+    assert script.status_code == 200, script.text
+    module = torch.jit.load(io.BytesIO(script.content))
+    assert np.allclose(module(batch).detach().numpy(), expected, atol=1e-4)
+    assert sorted(user_client.get(f"/api/models/{model_id}").json()["exports"]) == ["onnx", "torchscript"]
+    # A prediction after the export (which rewrote model.json) reloads the bundle and still works.
+    assert predict(user_client, model_id, digit_pngs(1)).status_code == 200
+
+
+def test_delete_model(user_client: TestClient, model_id: str, settings: Settings) -> None:
+    assert predict(user_client, model_id, digit_pngs(1)).status_code == 200
+    assert user_client.delete(f"/api/models/{model_id}").status_code == 204
+    assert user_client.get(f"/api/models/{model_id}").status_code == 404
+    assert predict(user_client, model_id, digit_pngs(1)).status_code == 404
+    assert not (settings.artifacts_dir / "task-1").exists()  # no task owns it: its folder goes too
+
+
+def test_missing_bundle_files_are_reported(
+    user_client: TestClient, model_id: str, settings: Settings
+) -> None:
+    (settings.artifacts_dir / "task-1" / "model.safetensors").unlink()
+    response = predict(user_client, model_id, digit_pngs(1))
+    assert response.status_code == 410 and "model.safetensors missing" in response.json()["detail"]
+    assert str(settings.data_dir) not in response.json()["detail"]
+
+
+def test_prediction_service_batches_by_window(trained_bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    sizes: list[int] = []
+    forward = prediction.forward
+
+    def counting(bundle: Any, inputs: list[Any]) -> list[list[float]]:
+        sizes.append(len(inputs))
+        return forward(bundle, inputs)
+
+    monkeypatch.setattr(prediction, "forward", counting)
+
+    async def run() -> list[str]:
+        service = PredictionService(batching=True, max_batch=4, window_s=0.05)
+        images = [(f"{i}.png", data) for i, data in enumerate(digit_pngs(6))]
+        try:
+            results = await asyncio.gather(
+                *(service.predict("m", trained_bundle, [image], top_k=2) for image in images)
+            )
+        finally:
+            await service.close()
+        return [predictions[0].label for _, predictions in results]
+
+    labels = asyncio.run(run())
+    # Six single-image requests at once: a full batch of 4 at once, the other 2 when the window ends.
+    assert sizes == [4, 2] and len(labels) == 6
+
+
+def test_export_file_names_match_the_engine() -> None:
+    from dragdl.engine.bundle import spec
+    from dragdl.server.services import models
+
+    assert models.EXPORT_FILES == {"onnx": spec.ONNX_NAME, "torchscript": spec.TORCHSCRIPT_NAME}
+    assert models.BUNDLE_FILES == (spec.MANIFEST_NAME, spec.WEIGHTS_NAME)
