@@ -504,6 +504,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/models/{model_id}/manifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Manifest
+         * @description The bundle's model.json: classes, input spec, the `preprocessing` a browser follows, metrics,
+         *     exports (what a client needs to run the ONNX export itself).
+         */
+        get: operations["getModelManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models/{model_id}/predict": {
         parameters: {
             query?: never;
@@ -685,6 +706,27 @@ export interface paths {
          * @description The training log (log.txt) from a byte offset, in chunks of up to 64 KiB.
          */
         get: operations["getTaskLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks/{task_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Task Report
+         * @description The run's report.json (written when training ends): test metrics, per-class precision, recall
+         *     and F1, the confusion matrix, the epoch history and timings. 404 until there is one.
+         */
+        get: operations["getTaskReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -939,6 +981,14 @@ export interface components {
             /** Count */
             count: number;
         };
+        /**
+         * ErrorMessage
+         * @description A refused request: `detail` says why, naming the resource or the value concerned.
+         */
+        ErrorMessage: {
+            /** Detail */
+            detail: string;
+        };
         /** GraphCode */
         GraphCode: {
             /**
@@ -1041,6 +1091,13 @@ export interface components {
              * Format: date-time
              */
             updated_at: string;
+        };
+        /**
+         * GraphRejection
+         * @description The body of a 422 about a graph.
+         */
+        GraphRejection: {
+            detail: components["schemas"]["GraphProblems"];
         };
         /**
          * GraphUpdate
@@ -1205,6 +1262,29 @@ export interface components {
             batched: boolean;
             /** Predictions */
             predictions: components["schemas"]["ImagePredictionPublic"][];
+        };
+        /** RequestProblem */
+        RequestProblem: {
+            /**
+             * Loc
+             * @description Where: body, query, path or header, then the field.
+             */
+            loc: (string | number)[];
+            /** Msg */
+            msg: string;
+            /**
+             * Type
+             * @description Machine-readable, e.g. missing, string_too_long, json_invalid.
+             */
+            type: string;
+        };
+        /**
+         * RequestProblems
+         * @description The request does not match the operation's parameters or body (FastAPI's 422).
+         */
+        RequestProblems: {
+            /** Detail */
+            detail: components["schemas"]["RequestProblem"][];
         };
         /**
          * SizeStats
@@ -1652,6 +1732,33 @@ export interface operations {
                     "application/json": components["schemas"]["UserPublic"];
                 };
             };
+            /** @description The body cannot be parsed, or the server runs in single-user mode. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Sign-up is closed on this server. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The username is taken. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -1685,6 +1792,24 @@ export interface operations {
                     "application/json": components["schemas"]["UserPublic"];
                 };
             };
+            /** @description The body cannot be parsed, or the server runs in single-user mode. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Wrong username or password. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -1712,6 +1837,24 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
         };
     };
     getCurrentUser: {
@@ -1732,6 +1875,24 @@ export interface operations {
                     "application/json": components["schemas"]["UserPublic"];
                 };
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
         };
     };
     listApiTokens: {
@@ -1750,6 +1911,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiTokenPublic"][];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
         };
@@ -1774,6 +1953,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApiTokenCreated"];
+                };
+            };
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -1805,6 +2011,33 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -1835,6 +2068,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsersPublic"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -1870,6 +2121,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserPublic"];
+                };
+            };
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The last administrator cannot lose admin rights. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -1909,6 +2205,33 @@ export interface operations {
                     };
                 };
             };
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -1938,6 +2261,24 @@ export interface operations {
                     "application/json": components["schemas"]["TemplatePublic"][];
                 };
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
         };
     };
     cloneTemplate: {
@@ -1964,13 +2305,49 @@ export interface operations {
                     "application/json": components["schemas"]["GraphDetail"];
                 };
             };
-            /** @description The graph is malformed or does not validate. */
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The graph is malformed, refused or does not validate (`detail.errors` lists every problem), or the request itself does not match the operation. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphProblems"];
+                    "application/json": components["schemas"]["GraphRejection"] | components["schemas"]["RequestProblems"];
                 };
             };
         };
@@ -1994,6 +2371,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GraphsPublic"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -2029,13 +2424,40 @@ export interface operations {
                     "application/json": components["schemas"]["GraphDetail"];
                 };
             };
-            /** @description The graph is malformed or does not validate. */
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The graph is malformed, refused or does not validate (`detail.errors` lists every problem), or the request itself does not match the operation. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphProblems"];
+                    "application/json": components["schemas"]["GraphRejection"] | components["schemas"]["RequestProblems"];
                 };
             };
         };
@@ -2058,6 +2480,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GraphDetail"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -2088,6 +2537,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -2124,13 +2600,49 @@ export interface operations {
                     "application/json": components["schemas"]["GraphDetail"];
                 };
             };
-            /** @description The graph is malformed or does not validate. */
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The graph is malformed, refused or does not validate (`detail.errors` lists every problem), or the request itself does not match the operation. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphProblems"];
+                    "application/json": components["schemas"]["GraphRejection"] | components["schemas"]["RequestProblems"];
                 };
             };
         };
@@ -2153,6 +2665,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GraphVersionPublic"][];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -2187,6 +2726,33 @@ export interface operations {
                     "application/json": components["schemas"]["GraphVersionDetail"];
                 };
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2217,6 +2783,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GraphDetail"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -2253,13 +2846,49 @@ export interface operations {
                     "application/json": components["schemas"]["GraphCode"];
                 };
             };
-            /** @description The graph is malformed or does not validate. */
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The graph is malformed, refused or does not validate (`detail.errors` lists every problem), or the request itself does not match the operation. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphProblems"];
+                    "application/json": components["schemas"]["GraphRejection"] | components["schemas"]["RequestProblems"];
+                };
+            };
+            /** @description Not available in this installation. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
         };
@@ -2280,6 +2909,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DatasetsPublic"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
         };
@@ -2310,19 +2957,50 @@ export interface operations {
                     "application/json": components["schemas"]["DatasetPublic"];
                 };
             };
-            /** @description unusable upload */
+            /** @description An unusable upload: the message names the file, archive member or CSV row. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
             };
-            /** @description too large */
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Above the server's upload limit (all files of the request together). */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not multipart/form-data, or a file type that is not a dataset. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
             };
         };
     };
@@ -2344,6 +3022,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DatasetDetail"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -2374,6 +3079,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description A queued or running task of yours reads the dataset. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -2408,6 +3149,33 @@ export interface operations {
                     "image/png": unknown;
                 };
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2437,6 +3205,24 @@ export interface operations {
                     "application/json": components["schemas"]["ModelsPublic"];
                 };
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
         };
     };
     getModel: {
@@ -2457,6 +3243,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ModelPublic"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -2487,6 +3300,111 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getModelManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                model_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The model's files cannot be used (damaged, or outside the data dir). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The model's bundle files are gone. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -2523,19 +3441,68 @@ export interface operations {
                     "application/json": components["schemas"]["PredictionsPublic"];
                 };
             };
-            /** @description an upload is not a usable image */
+            /** @description An upload is not a usable image, or the number of images is out of range. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
             };
-            /** @description no such model */
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The model's files cannot be used (damaged, or outside the data dir). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The model's bundle files are gone. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description An image is larger than 20971520 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -2573,12 +3540,59 @@ export interface operations {
                     "text/x-python": unknown;
                 };
             };
-            /** @description the model cannot be converted to this format */
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The model's files cannot be used (damaged, or outside the data dir). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The model's bundle files are gone. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The model cannot be converted to this format. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["RequestProblems"] | components["schemas"]["ErrorMessage"];
+                };
             };
         };
     };
@@ -2602,6 +3616,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TasksPublic"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -2637,6 +3669,24 @@ export interface operations {
                     "application/json": components["schemas"]["TaskDetail"];
                 };
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description The graph is malformed, refused or does not validate. */
             422: {
                 headers: {
@@ -2668,6 +3718,24 @@ export interface operations {
                     "application/json": components["schemas"]["TaskDetail"];
                 };
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2696,6 +3764,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -2726,6 +3812,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TaskPublic"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -2759,6 +3863,24 @@ export interface operations {
                     "application/json": components["schemas"]["TaskPublic"];
                 };
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2788,6 +3910,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TaskDetail"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description The graph is malformed, refused or does not validate. */
@@ -2821,6 +3961,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TaskMetrics"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */
@@ -2857,6 +4015,82 @@ export interface operations {
                     "application/json": components["schemas"]["TaskLog"];
                 };
             };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getTaskReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description No such task, or it has not written its report yet. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2891,6 +4125,24 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": unknown;
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
             /** @description Validation Error */

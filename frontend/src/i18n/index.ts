@@ -2,6 +2,10 @@ import i18n from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import en from './en';
 import zh from './zh';
+import { datasetsMessages as datasets } from '../features/datasets/messages';
+import { modelsMessages as models } from '../features/models/messages';
+import { monitorMessages as monitor } from '../features/monitor/messages';
+import { tasksMessages as tasks } from '../features/tasks/messages';
 
 export const LANGUAGES = [
   { code: 'en', label: 'EN' },
@@ -35,7 +39,11 @@ i18n.on('languageChanged', (language) => {
 });
 
 void i18n.use(initReactI18next).init({
-  resources: { en: { translation: en }, zh: { translation: zh } },
+  // The task, monitor, model and dataset pages keep their strings next to them (features/*/messages.ts).
+  resources: {
+    en: { translation: { ...en, ...tasks.en, ...monitor.en, ...models.en, ...datasets.en } },
+    zh: { translation: { ...zh, ...tasks.zh, ...monitor.zh, ...models.zh, ...datasets.zh } },
+  },
   lng: storedLanguage(),
   fallbackLng: 'en',
   interpolation: { escapeValue: false },

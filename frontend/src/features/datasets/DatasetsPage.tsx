@@ -1,7 +1,271 @@
+import { lazy, Suspense, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Placeholder } from '../../ui/Placeholder';
+import { useNotify } from '../../ui/toast';
+import { formatBytes } from '../tasks/format';
+import { formatDate } from '../tasks/TaskCenter';
+import { usePolling } from '../tasks/usePolling';
+import { ConfirmDialog, messageOf, PageState, ProgressBar } from '../tasks/widgets';
+import {
+  checkSelection,
+  deleteDataset,
+  listDatasets,
+  uploadDataset,
+  type DatasetPublic,
+  type Upload,
+  type UploadProgress,
+} from './api';
+import './datasets.css';
+
+// The preview brings ECharts (the per-class bar chart): loaded when a dataset is opened.
+const DatasetPreview = lazy(() => import('./DatasetPreview'));
+
+function sizeText(dataset: DatasetPublic): string {
+  if (dataset.size) return `${dataset.size[0]}×${dataset.size[1]}`;
+  const { min, max } = dataset.size_stats;
+  return `${min[0]}×${min[1]} … ${max[0]}×${max[1]}`;
+}
+
+function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => void }) {
+  const { t } = useTranslation();
+  const [files, setFiles] = useState<File[]>([]);
+  const [name, setName] = useState('');
+  const [progress, setProgress] = useState<UploadProgress | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const upload = useRef<Upload | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const check = checkSelection(files);
+  const sending = progress !== null;
+
+  const start = () => {
+    setError(null);
+    setProgress({ loaded: 0, total: files.reduce((sum, file) => sum + file.size, 0) });
+    upload.current = uploadDataset(files, name, setProgress);
+    upload.current.promise
+      .then((dataset) => {
+        setFiles([]);
+        setName('');
+        if (input.current) input.current.value = '';
+        onUploaded(dataset);
+      })
+      .catch((reason: unknown) => {
+        const message = messageOf(reason);
+        setError(message === 'aborted' ? t('datasets.cancelled') : message);
+      })
+      .finally(() => {
+        setProgress(null);
+        upload.current = null;
+      });
+  };
+
+  const share = progress && progress.total ? progress.loaded / progress.total : 0;
+  const processing = sending && share >= 1;
+  return (
+    <form
+      className="chart-card upload"
+      aria-labelledby="upload-title"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (check !== 'empty' && !sending) start();
+      }}
+    >
+      <h2 id="upload-title">{t('datasets.upload')}</h2>
+      <p className="muted upload__help">{t('datasets.uploadHelp')}</p>
+      <div className="upload__row">
+        <label className="field-stack">
+          <span>{t('datasets.files')}</span>
+          <input
+            ref={input}
+            type="file"
+            accept=".zip,.npy"
+            multiple
+            disabled={sending}
+            data-input="dataset-files"
+            onChange={(event) => {
+              setFiles(Array.from(event.target.files ?? []));
+              setError(null);
+            }}
+          />
+        </label>
+        <label className="field-stack">
+          <span>{t('datasets.name')}</span>
+          <input
+            type="text"
+            value={name}
+            maxLength={200}
+            placeholder={t('datasets.namePlaceholder')}
+            disabled={sending}
+            onChange={(event) => setName(event.target.value)}
+          />
+        </label>
+        <div className="upload__buttons">
+          <button
+            type="submit"
+            className="btn btn--primary"
+            disabled={check === 'empty' || sending}
+            data-action="upload"
+          >
+            {t('datasets.send')}
+          </button>
+          {sending && (
+            <button type="button" className="btn" onClick={() => upload.current?.abort()}>
+              {t('common.cancel')}
+            </button>
+          )}
+        </div>
+      </div>
+      {files.length > 0 && (
+        <p className="muted upload__files">
+          {files.map((file) => `${file.name} (${formatBytes(file.size)})`).join(', ')}
+          {check !== 'ok' && check !== 'empty' && (
+            <span className="upload__hint"> — {t(`datasets.check.${check}`)}</span>
+          )}
+        </p>
+      )}
+      {sending && (
+        <div className="upload__progress">
+          <ProgressBar value={share} label={t('datasets.progress')} />
+          <span className="muted" role="status">
+            {processing
+              ? t('datasets.processing')
+              : t('datasets.sent', {
+                  loaded: formatBytes(progress.loaded),
+                  total: formatBytes(progress.total),
+                  percent: Math.round(share * 100),
+                })}
+          </span>
+        </div>
+      )}
+      {error && (
+        <p className="wb-error" role="alert" data-upload-error>
+          {t('datasets.refused', { message: error })}
+        </p>
+      )}
+    </form>
+  );
+}
 
 export default function DatasetsPage() {
-  const { t } = useTranslation();
-  return <Placeholder title={t('app.nav.datasets')} body={t('placeholder.datasets')} />;
+  const { t, i18n } = useTranslation();
+  const notify = useNotify();
+  const datasets = usePolling(listDatasets, null, 'datasets');
+  const [selected, setSelected] = useState<string | null>(null);
+  const [toDelete, setToDelete] = useState<DatasetPublic | null>(null);
+  const list = datasets.data ?? [];
+  const current = list.find((dataset) => dataset.id === selected) ?? null;
+
+  return (
+    <section className="wb-page" aria-labelledby="datasets-title">
+      <header className="wb-head">
+        <h1 id="datasets-title">{t('datasets.title')}</h1>
+        {datasets.data && <span className="wb-head__count">{t('datasets.count', { count: list.length })}</span>}
+      </header>
+      <UploadPanel
+        onUploaded={(dataset) => {
+          notify({ kind: 'success', message: t('datasets.uploaded', { name: dataset.name, count: dataset.count }) });
+          setSelected(dataset.id);
+          datasets.refresh();
+        }}
+      />
+      {datasets.error && (
+        <p className="wb-error" role="alert">
+          {t('datasets.listFailed', { message: datasets.error })}
+        </p>
+      )}
+      {datasets.loading && !datasets.data && <PageState kind="loading" message={t('datasets.loading')} />}
+      {datasets.data && list.length === 0 && <PageState kind="empty" message={t('datasets.none')} />}
+      {list.length > 0 && (
+        <div className="wb-card wb-card--flush">
+          <table className="wb-table datasets-table">
+            <thead>
+              <tr>
+                <th scope="col">{t('datasets.col.name')}</th>
+                <th scope="col">{t('datasets.col.kind')}</th>
+                <th scope="col" className="num">
+                  {t('datasets.col.images')}
+                </th>
+                <th scope="col" className="num">
+                  {t('datasets.col.classes')}
+                </th>
+                <th scope="col">{t('datasets.col.format')}</th>
+                <th scope="col" className="num">
+                  {t('datasets.col.bytes')}
+                </th>
+                <th scope="col">{t('datasets.col.created')}</th>
+                <th scope="col" className="col-actions">
+                  {t('datasets.col.actions')}
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((dataset) => (
+                <tr
+                  key={dataset.id}
+                  data-dataset={dataset.id}
+                  className={dataset.id === selected ? 'is-selected' : undefined}
+                >
+                  <td className="col-name">
+                    <button
+                      type="button"
+                      className="link-btn row-link"
+                      aria-expanded={dataset.id === selected}
+                      onClick={() => setSelected(dataset.id === selected ? null : dataset.id)}
+                    >
+                      {dataset.name}
+                    </button>
+                  </td>
+                  <td>{t(`datasets.kind.${dataset.kind}`)}</td>
+                  <td className="num">{dataset.count.toLocaleString(i18n.language)}</td>
+                  <td className="num">{dataset.classes.length}</td>
+                  <td>
+                    {t(dataset.channels === 1 ? 'datasets.gray' : 'datasets.rgb')} · {sizeText(dataset)}
+                  </td>
+                  <td className="num">{formatBytes(dataset.size_bytes)}</td>
+                  <td className="col-date">{formatDate(dataset.created_at, i18n.language)}</td>
+                  <td className="col-actions">
+                    <div className="actions">
+                      <button
+                        type="button"
+                        className="btn btn--small"
+                        onClick={() => setSelected(dataset.id)}
+                        aria-label={`${t('datasets.preview')}: ${dataset.name}`}
+                      >
+                        {t('datasets.preview')}
+                      </button>
+                      <button
+                        type="button"
+                        className="btn btn--small btn--danger"
+                        onClick={() => setToDelete(dataset)}
+                        aria-label={`${t('datasets.delete')}: ${dataset.name}`}
+                      >
+                        {t('datasets.delete')}
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {current && (
+        <Suspense fallback={<PageState kind="loading" message={t('datasets.loading')} />}>
+          <DatasetPreview key={current.id} datasetId={current.id} onClose={() => setSelected(null)} />
+        </Suspense>
+      )}
+      {toDelete && (
+        <ConfirmDialog
+          title={t('datasets.deleteTitle')}
+          body={<p>{t('datasets.deleteBody', { name: toDelete.name })}</p>}
+          confirmLabel={t('datasets.delete')}
+          onClose={() => setToDelete(null)}
+          onConfirm={async () => {
+            await deleteDataset(toDelete.id);
+            notify({ kind: 'success', message: t('datasets.deleted', { name: toDelete.name }) });
+            if (selected === toDelete.id) setSelected(null);
+            datasets.refresh();
+          }}
+        />
+      )}
+    </section>
+  );
 }

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { checkSelection } from './api';
+
+const files = (...names: string[]) => names.map((name) => ({ name }));
+
+describe('checkSelection', () => {
+  it('accepts one zip or several .npy files', () => {
+    expect(checkSelection(files('pets.ZIP'))).toBe('ok');
+    expect(checkSelection(files('cat.npy', 'dog.npy'))).toBe('ok');
+  });
+
+  it('names what is wrong with other selections', () => {
+    expect(checkSelection([])).toBe('empty');
+    expect(checkSelection(files('a.zip', 'b.zip'))).toBe('manyZips');
+    expect(checkSelection(files('a.zip', 'b.npy'))).toBe('mixed');
+    expect(checkSelection(files('a.png'))).toBe('type');
+    expect(checkSelection(files('cat.npy'))).toBe('oneNpy');
+  });
+});

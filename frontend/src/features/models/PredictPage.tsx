@@ -1,0 +1,264 @@
+import { useCallback, useEffect, useRef, useState, type DragEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import { Link, navigate } from '../../app/router';
+import { pathFor } from '../../app/routes';
+import { useNotify } from '../../ui/toast';
+import { formatPercent } from '../tasks/format';
+import { formatDate } from '../tasks/TaskCenter';
+import { usePolling } from '../tasks/usePolling';
+import { ConfirmDialog, messageOf, PageState } from '../tasks/widgets';
+import { deleteModel, getManifest, getModel, predict, type Manifest } from './api';
+import { DownloadButtons } from './DownloadButtons';
+import { PredictionView, type InputItem } from './PredictionView';
+import { strokesAreDark } from './sketch';
+import { SketchPad } from './SketchPad';
+import { useBrowserModel } from './useBrowserModel';
+import './models.css';
+
+const MAX_IMAGES = 64;
+let nextId = 1;
+
+export default function PredictPage({ modelId }: { modelId: string }) {
+  const { t, i18n } = useTranslation();
+  const notify = useNotify();
+  const fetchModel = useCallback(() => getModel(modelId), [modelId]);
+  const model = usePolling(fetchModel, null, modelId);
+  const [manifest, setManifest] = useState<Manifest | null>(null);
+  const [manifestError, setManifestError] = useState<string | null>(null);
+  const [items, setItems] = useState<InputItem[]>([]);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [browserOn, setBrowserOn] = useState(false);
+  const [dragging, setDragging] = useState(false);
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const browser = useBrowserModel(modelId, manifest, browserOn);
+
+  useEffect(() => {
+    getManifest(modelId)
+      .then(setManifest)
+      .catch((reason: unknown) => setManifestError(messageOf(reason)));
+  }, [modelId]);
+  // Object URLs of the thumbnails go with the page.
+  const urls = useRef<string[]>([]);
+  useEffect(() => () => urls.current.forEach((url) => URL.revokeObjectURL(url)), []);
+
+  const update = (id: string, patch: Partial<InputItem>) =>
+    setItems((list) => list.map((item) => (item.id === id ? { ...item, ...patch } : item)));
+
+  const addFiles = (files: File[], source: InputItem['source']) => {
+    const images = files.filter(
+      (file) => file.type.startsWith('image/') || /\.(png|jpe?g|gif|bmp|webp|tiff?)$/i.test(file.name),
+    );
+    if (images.length < files.length) notify({ kind: 'error', message: t('models.notImages') });
+    if (!images.length) return;
+    const batch = images.slice(0, MAX_IMAGES).map((file): InputItem => {
+      const url = URL.createObjectURL(file);
+      urls.current.push(url);
+      return { id: String(nextId++), name: file.name, file, url, source };
+    });
+    setItems((list) => [...batch, ...list]);
+    setSelected(batch[0]!.id);
+    predict(
+      modelId,
+      batch.map((item) => item.file),
+      5,
+    )
+      .then((answer) => batch.forEach((item, i) => update(item.id, { server: answer.predictions[i]?.probabilities })))
+      .catch((reason: unknown) => batch.forEach((item) => update(item.id, { serverError: messageOf(reason) })));
+  };
+
+  // Browser inference for every input that has none yet, once the ONNX model is ready.
+  const { classify } = browser;
+  const running = useRef(new Set<string>());
+  useEffect(() => {
+    if (!browserOn || browser.status !== 'ready') return;
+    for (const item of items) {
+      if (item.browser || item.browserError || running.current.has(item.id)) continue;
+      running.current.add(item.id);
+      classify(item.file)
+        .then((probabilities) => update(item.id, { browser: probabilities }))
+        .catch((reason: unknown) => update(item.id, { browserError: messageOf(reason) }))
+        .finally(() => running.current.delete(item.id));
+    }
+  }, [browserOn, browser.status, items, classify]);
+
+  if (!model.data) {
+    return model.error ? (
+      <section className="wb-page">
+        <nav className="crumbs">
+          <Link href="/models">{t('models.title')}</Link>
+        </nav>
+        <PageState kind="error" message={t('models.loadFailed', { message: model.error })} onRetry={model.refresh} />
+      </section>
+    ) : (
+      <PageState kind="loading" message={t('models.loading')} />
+    );
+  }
+
+  const info = model.data;
+  const size = (manifest?.preprocessing.size ?? (info.input_spec.size as number[] | null) ?? [28, 28]) as number[];
+  const channels = manifest?.preprocessing.channels ?? (info.input_spec.channels as number | undefined) ?? 1;
+  const test = (info.metrics.test as Record<string, number> | undefined)?.test_accuracy;
+  const current = items.find((item) => item.id === selected) ?? items[0];
+  const onDrop = (event: DragEvent) => {
+    event.preventDefault();
+    setDragging(false);
+    addFiles(Array.from(event.dataTransfer.files), 'upload');
+  };
+
+  return (
+    <section className="wb-page predict" aria-labelledby="model-title" data-model={info.id}>
+      <nav className="crumbs" aria-label={t('monitor.breadcrumbs')}>
+        <Link href="/models">{t('models.title')}</Link>
+        <span aria-hidden="true">/</span>
+        <span>{info.name}</span>
+      </nav>
+      <header className="monitor__head">
+        <div className="monitor__title">
+          <h1 id="model-title">{info.name}</h1>
+          <span className="pill">{t('models.testAcc', { value: formatPercent(test) })}</span>
+        </div>
+        <div className="actions">
+          <DownloadButtons modelId={info.id} />
+          <button type="button" className="btn btn--danger" onClick={() => setConfirmDelete(true)}>
+            {t('models.delete')}
+          </button>
+        </div>
+      </header>
+      <p className="monitor__meta muted">
+        {t('models.meta', {
+          classes: info.classes.length,
+          channels,
+          height: size[0],
+          width: size[1] ?? size[0],
+          created: formatDate(info.created_at, i18n.language),
+        })}
+        {info.task_id && (
+          <>
+            {' · '}
+            <Link href={pathFor('tasks', info.task_id)}>{t('models.trainedBy')}</Link>
+          </>
+        )}
+      </p>
+      {manifestError && (
+        <p className="wb-error" role="alert">
+          {t('models.manifestFailed', { message: manifestError })}
+        </p>
+      )}
+
+      <div className="predict__grid">
+        <div className="predict__inputs">
+          <div className="chart-card">
+            <h2>{t('models.upload')}</h2>
+            <div
+              className={`dropzone${dragging ? ' is-over' : ''}`}
+              onDragOver={(event) => {
+                event.preventDefault();
+                setDragging(true);
+              }}
+              onDragLeave={() => setDragging(false)}
+              onDrop={onDrop}
+            >
+              <p>{t('models.dropHint')}</p>
+              <button type="button" className="btn" onClick={() => fileInput.current?.click()}>
+                {t('models.chooseImages')}
+              </button>
+              <input
+                ref={fileInput}
+                type="file"
+                accept="image/*"
+                multiple
+                className="visually-hidden"
+                tabIndex={-1}
+                aria-label={t('models.chooseImages')}
+                data-input="images"
+                onChange={(event) => {
+                  addFiles(Array.from(event.target.files ?? []), 'upload');
+                  event.target.value = '';
+                }}
+              />
+            </div>
+          </div>
+          <div className="chart-card">
+            <h2>{t('models.draw')}</h2>
+            <SketchPad
+              size={[size[0] ?? 28, size[1] ?? size[0] ?? 28]}
+              darkStrokes={strokesAreDark(manifest?.preprocessing.mean)}
+              onSketch={(file) => addFiles([file], 'sketch')}
+            />
+          </div>
+          {items.length > 0 && (
+            <div className="chart-card">
+              <h2>{t('models.inputs', { count: items.length })}</h2>
+              <ul className="inputs" aria-label={t('models.inputsLabel')}>
+                {items.map((item) => {
+                  const label = item.server ? info.classes[item.server.indexOf(Math.max(...item.server))] : null;
+                  return (
+                    <li key={item.id}>
+                      <button
+                        type="button"
+                        className={`input-chip${current?.id === item.id ? ' is-active' : ''}`}
+                        aria-pressed={current?.id === item.id}
+                        onClick={() => setSelected(item.id)}
+                      >
+                        <img src={item.url} alt="" />
+                        <span className="input-chip__name">{item.name}</span>
+                        <span className="input-chip__label">{item.serverError ? '!' : (label ?? '…')}</span>
+                      </button>
+                    </li>
+                  );
+                })}
+              </ul>
+            </div>
+          )}
+        </div>
+
+        <div className="predict__result">
+          <div className="chart-card browser-switch">
+            <button
+              type="button"
+              role="switch"
+              aria-checked={browserOn}
+              className={`switch${browserOn ? ' is-on' : ''}`}
+              onClick={() => setBrowserOn((on) => !on)}
+              data-action="browser-inference"
+            >
+              <span className="switch__track">
+                <span className="switch__thumb" />
+              </span>
+              <span className="browser-switch__text">{t('models.runInBrowser')}</span>
+            </button>
+            <span className="muted" data-browser-status={browser.status}>
+              {browserOn && t(`models.browserStatus.${browser.status}`)}
+              {browser.error && ` ${browser.error}`}
+            </span>
+          </div>
+          {current ? (
+            <PredictionView
+              item={current}
+              classes={info.classes}
+              browserOn={browserOn}
+              browserError={browser.status === 'error' ? browser.error : null}
+            />
+          ) : (
+            <PageState kind="empty" message={t('models.noInputs')} />
+          )}
+        </div>
+      </div>
+
+      {confirmDelete && (
+        <ConfirmDialog
+          title={t('models.deleteTitle')}
+          body={<p>{t('models.deleteBody', { name: info.name })}</p>}
+          confirmLabel={t('models.delete')}
+          onClose={() => setConfirmDelete(false)}
+          onConfirm={async () => {
+            await deleteModel(info.id);
+            notify({ kind: 'success', message: t('models.deleted', { name: info.name }) });
+            navigate('/models');
+          }}
+        />
+      )}
+    </section>
+  );
+}

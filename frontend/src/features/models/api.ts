@@ -1,0 +1,94 @@
+// Models: list, detail, manifest (model.json), prediction, downloads, delete.
+import { api, ApiError, call, errorMessage } from '../../api/client';
+import type { components } from '../../api/schema';
+import type { Preprocessing } from './preprocess';
+
+type Schemas = components['schemas'];
+export type ModelPublic = Schemas['ModelPublic'];
+export type Predictions = Schemas['PredictionsPublic'];
+export type ImagePrediction = Schemas['ImagePredictionPublic'];
+export type DownloadFormat = 'bundle' | 'onnx' | 'torchscript' | 'script';
+export const DOWNLOAD_FORMATS: readonly DownloadFormat[] = ['bundle', 'onnx', 'torchscript', 'script'];
+
+/** The parts of model.json the browser reads (src/dragdl/engine/bundle/spec.py). */
+export interface Manifest {
+  name: string;
+  classes: string[];
+  preprocessing: Preprocessing;
+  input: { channels: 1 | 3; size: number[] | null; network_input: (number | null)[] };
+  exports?: Record<string, { input_name?: string; output_name?: string }>;
+}
+
+const modelPath = (modelId: string) => ({ params: { path: { model_id: modelId } } });
+
+export async function listModels(): Promise<ModelPublic[]> {
+  return (await call(() => api.GET('/api/models'))).data;
+}
+
+export function getModel(modelId: string): Promise<ModelPublic> {
+  return call(() => api.GET('/api/models/{model_id}', modelPath(modelId)));
+}
+
+export async function getManifest(modelId: string): Promise<Manifest> {
+  return (await call(() => api.GET('/api/models/{model_id}/manifest', modelPath(modelId)))) as unknown as Manifest;
+}
+
+export async function deleteModel(modelId: string): Promise<void> {
+  await call(() => api.DELETE('/api/models/{model_id}', modelPath(modelId)));
+}
+
+export async function predict(modelId: string, images: readonly File[], topK: number): Promise<Predictions> {
+  const form = new FormData();
+  for (const image of images) form.append('images', image, image.name);
+  form.append('top_k', String(topK));
+  // The generated body type is a JSON object; a FormData body passes through openapi-fetch as is.
+  return call(() =>
+    api.POST('/api/models/{model_id}/predict', {
+      ...modelPath(modelId),
+      body: form as unknown as Schemas['Body_predict'],
+      bodySerializer: (body: unknown) => body as FormData,
+    }),
+  );
+}
+
+export function downloadUrl(modelId: string, format: DownloadFormat): string {
+  return `/api/models/${encodeURIComponent(modelId)}/download?format=${format}`;
+}
+
+/** A download's bytes and file name; the server's message when it refuses (e.g. no ONNX export). */
+export async function fetchDownload(
+  modelId: string,
+  format: DownloadFormat,
+): Promise<{ blob: Blob; filename: string }> {
+  let response: Response;
+  try {
+    response = await fetch(downloadUrl(modelId, format), { credentials: 'same-origin' });
+  } catch (error) {
+    throw new ApiError(0, `The server cannot be reached (${(error as Error).message})`, null);
+  }
+  if (!response.ok) {
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // a plain-text error stays text
+    }
+    throw new ApiError(response.status, errorMessage(body, response.status), body);
+  }
+  const disposition = response.headers.get('Content-Disposition') ?? '';
+  const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);
+  const filename = match?.[1] ? decodeURIComponent(match[1]) : `model-${modelId}.${format === 'script' ? 'py' : 'bin'}`;
+  return { blob: await response.blob(), filename };
+}
+
+export function saveBlob(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

@@ -1,0 +1,233 @@
+import { useEffect, useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { getMetrics, listTasks, type TaskPublic } from '../tasks/api';
+import { isActive } from '../tasks/format';
+import { formatDate } from '../tasks/TaskCenter';
+import { messageOf, StatusBadge } from '../tasks/widgets';
+import { countPoints, lineChartOption, type LineSpec } from './chartOptions';
+import { PALETTE } from './echarts';
+import { EChart } from './EChart';
+import { epochSeries, type EpochPoint, type MonitorSeries } from './series';
+
+const COMPARE_REFRESH_MS = 5000;
+const MAX_COMPARED = 5;
+
+interface Compared {
+  task: TaskPublic;
+  points: EpochPoint[];
+}
+
+/** Epoch metrics of the picked tasks, refreshed while one of them still trains. */
+function useCompared(picked: readonly TaskPublic[]): { compared: Compared[]; error: string | null } {
+  const [compared, setCompared] = useState<Compared[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let cancelled = false;
+    let timer: number | undefined;
+    const load = () => {
+      Promise.all(
+        picked.map(async (task) => ({
+          task,
+          points: (await getMetrics(task.id, 'epoch')).map((p) => ({ epoch: p.epoch, step: p.step, values: p.values })),
+        })),
+      )
+        .then((list) => {
+          if (cancelled) return;
+          setCompared(list);
+          setError(null);
+          if (picked.some((task) => isActive(task.status))) timer = window.setTimeout(load, COMPARE_REFRESH_MS);
+        })
+        .catch((reason: unknown) => !cancelled && setError(messageOf(reason)));
+    };
+    if (picked.length) load();
+    else setCompared([]);
+    return () => {
+      cancelled = true;
+      window.clearTimeout(timer);
+    };
+  }, [picked]);
+  return { compared, error };
+}
+
+function ComparePicker({
+  taskId,
+  picked,
+  onChange,
+}: {
+  taskId: string;
+  picked: TaskPublic[];
+  onChange: (tasks: TaskPublic[]) => void;
+}) {
+  const { t, i18n } = useTranslation();
+  const [tasks, setTasks] = useState<TaskPublic[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    listTasks(null, 0, 100)
+      .then((page) => setTasks(page.data.filter((task) => task.id !== taskId)))
+      .catch((reason: unknown) => setError(messageOf(reason)));
+  }, [taskId]);
+  const ids = new Set(picked.map((task) => task.id));
+  const toggle = (task: TaskPublic) =>
+    onChange(ids.has(task.id) ? picked.filter((p) => p.id !== task.id) : [...picked, task].slice(-MAX_COMPARED));
+  return (
+    <fieldset className="compare__list">
+      <legend>{t('monitor.compareLegend', { max: MAX_COMPARED })}</legend>
+      {error && (
+        <p className="wb-error" role="alert">
+          {error}
+        </p>
+      )}
+      {!tasks && !error && <p className="muted">{t('tasks.loading')}</p>}
+      {tasks?.length === 0 && <p className="muted">{t('monitor.compareNone')}</p>}
+      {tasks?.map((task) => (
+        <label key={task.id} className="compare__item">
+          <input type="checkbox" checked={ids.has(task.id)} onChange={() => toggle(task)} />
+          <span className="compare__name">{task.name}</span>
+          <StatusBadge status={task.status} />
+          <span className="muted compare__date">{formatDate(task.created_at, i18n.language)}</span>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+interface Props {
+  taskId: string;
+  taskName: string;
+  series: MonitorSeries;
+  /** The planned epochs (the x axis spans them from the start). */
+  epochs: number | null;
+}
+
+export function CurvesPanel({ taskId, taskName, series, epochs }: Props) {
+  const { t } = useTranslation();
+  const [picked, setPicked] = useState<TaskPublic[]>([]);
+  const [picking, setPicking] = useState(false);
+  const { compared, error } = useCompared(picked);
+
+  const charts = useMemo(() => {
+    const epochAxis = t('monitor.epochAxis');
+    const empty = t('monitor.waiting');
+    const overlay = (key: string): LineSpec[] =>
+      compared.map((item, i) => ({
+        name: t('monitor.compareSeries', { name: item.task.name }),
+        data: epochSeries(item.points, key),
+        kind: 'compare',
+        color: PALETTE[(i + 2) % PALETTE.length]!,
+      }));
+    const loss: LineSpec[] = [
+      { name: t('monitor.trainSteps'), data: series.trainLossSteps, kind: 'steps', color: PALETTE[0]! },
+      { name: t('monitor.trainEpoch'), data: series.trainLoss, kind: 'epochs', color: PALETTE[0]! },
+      { name: t('monitor.val'), data: series.valLoss, kind: 'epochs', color: PALETTE[1]! },
+      ...overlay('val_loss'),
+    ];
+    const accuracy: LineSpec[] = [
+      { name: t('monitor.trainSteps'), data: series.trainAccSteps, kind: 'steps', color: PALETTE[0]! },
+      { name: t('monitor.trainEpoch'), data: series.trainAcc, kind: 'epochs', color: PALETTE[0]! },
+      { name: t('monitor.val'), data: series.valAcc, kind: 'epochs', color: PALETTE[1]! },
+      ...overlay('val_accuracy'),
+    ];
+    const lr: LineSpec[] = [
+      { name: t('monitor.lrSteps'), data: series.lrSteps, kind: 'steps', color: PALETTE[4]! },
+      { name: t('monitor.lrEpoch'), data: series.lr, kind: 'epochs', color: PALETTE[4]! },
+    ];
+    const speed: LineSpec[] = [
+      { name: t('monitor.samplesPerS'), data: series.samplesPerS, kind: 'epochs', color: PALETTE[3]! },
+      { name: t('monitor.epochTime'), data: series.epochTime, kind: 'epochs', color: PALETTE[5]!, rightAxis: true },
+    ];
+    const memory: LineSpec[] = [
+      { name: t('monitor.peakMemory'), data: series.peakMemory, kind: 'epochs', color: PALETTE[6]! },
+    ];
+    const make = (
+      lines: LineSpec[],
+      yName: string,
+      extra: { percent?: boolean; rightName?: string; zeroBased?: boolean } = {},
+    ) => ({
+      option: lineChartOption({ lines, xName: epochAxis, yName, emptyText: empty, xMax: epochs, ...extra }),
+      points: countPoints(lines),
+    });
+    return {
+      loss: make(loss, t('monitor.lossAxis')),
+      accuracy: make(accuracy, t('monitor.accuracyAxis'), { percent: true }),
+      lr: make(lr, t('monitor.lrAxis')),
+      speed: make(speed, t('monitor.samplesAxis'), { rightName: t('monitor.secondsAxis'), zeroBased: true }),
+      memory: make(memory, t('monitor.memoryAxis'), { zeroBased: true }),
+    };
+  }, [series, compared, epochs, t]);
+
+  return (
+    <div className="curves">
+      <div className="curves__tools">
+        <button
+          type="button"
+          className={`btn${picking ? ' is-active' : ''}`}
+          aria-expanded={picking}
+          onClick={() => setPicking((open) => !open)}
+        >
+          {t('monitor.compare')}
+          {picked.length > 0 && <span className="pill">{picked.length}</span>}
+        </button>
+        {picked.length > 0 && (
+          <span className="muted">
+            {t('monitor.comparing', { name: taskName, others: picked.map((task) => task.name).join(', ') })}
+          </span>
+        )}
+        {error && (
+          <span className="wb-error" role="alert">
+            {error}
+          </span>
+        )}
+      </div>
+      {picking && <ComparePicker taskId={taskId} picked={picked} onChange={setPicked} />}
+      <div className="curves__grid curves__grid--main">
+        <figure className="chart-card" data-chart="loss">
+          <figcaption>{t('monitor.loss')}</figcaption>
+          <EChart
+            option={charts.loss.option}
+            points={charts.loss.points}
+            label={t('monitor.chartLabel', { name: t('monitor.loss'), count: charts.loss.points })}
+            height={280}
+          />
+        </figure>
+        <figure className="chart-card" data-chart="accuracy">
+          <figcaption>{t('monitor.accuracy')}</figcaption>
+          <EChart
+            option={charts.accuracy.option}
+            points={charts.accuracy.points}
+            label={t('monitor.chartLabel', { name: t('monitor.accuracy'), count: charts.accuracy.points })}
+            height={280}
+          />
+        </figure>
+      </div>
+      <div className="curves__grid curves__grid--small">
+        <figure className="chart-card" data-chart="lr">
+          <figcaption>{t('monitor.lr')}</figcaption>
+          <EChart
+            option={charts.lr.option}
+            points={charts.lr.points}
+            label={t('monitor.chartLabel', { name: t('monitor.lr'), count: charts.lr.points })}
+            height={200}
+          />
+        </figure>
+        <figure className="chart-card" data-chart="speed">
+          <figcaption>{t('monitor.speed')}</figcaption>
+          <EChart
+            option={charts.speed.option}
+            points={charts.speed.points}
+            label={t('monitor.chartLabel', { name: t('monitor.speed'), count: charts.speed.points })}
+            height={200}
+          />
+        </figure>
+        <figure className="chart-card" data-chart="memory">
+          <figcaption>{t('monitor.memory')}</figcaption>
+          <EChart
+            option={charts.memory.option}
+            points={charts.memory.points}
+            label={t('monitor.chartLabel', { name: t('monitor.memory'), count: charts.memory.points })}
+            height={200}
+          />
+        </figure>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,182 @@
+import { useEffect, useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { getReport, type TaskReport } from '../tasks/api';
+import { formatDuration, formatNumber, formatPercent } from '../tasks/format';
+import { messageOf, PageState } from '../tasks/widgets';
+import { confusionOption } from './chartOptions';
+import { EChart } from './EChart';
+
+interface Props {
+  taskId: string;
+  status: string | null;
+  /** Changes when the report may have appeared (the report artifact or the final status). */
+  version: string;
+}
+
+function Metric({ label, value, hint }: { label: string; value: string; hint?: string }) {
+  return (
+    <div className="kpi" title={hint}>
+      <span className="kpi__label">{label}</span>
+      <span className="kpi__value">{value}</span>
+    </div>
+  );
+}
+
+export function ResultsPanel({ taskId, status, version }: Props) {
+  const { t } = useTranslation();
+  const [report, setReport] = useState<TaskReport | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [normalized, setNormalized] = useState(false);
+  const finished = status === 'SUCCEEDED';
+
+  useEffect(() => {
+    if (!finished) return;
+    let cancelled = false;
+    getReport(taskId)
+      .then((value) => {
+        if (cancelled) return;
+        setReport(value);
+        setError(null);
+      })
+      .catch((reason: unknown) => {
+        if (!cancelled) setError(messageOf(reason));
+      });
+    return () => {
+      cancelled = true;
+    };
+  }, [taskId, finished, version]);
+
+  const classes = report?.classes ?? [];
+  const matrix = report?.confusion_matrix;
+  const option = useMemo(
+    () =>
+      matrix && classes.length
+        ? confusionOption(
+            matrix,
+            classes,
+            { predicted: t('monitor.predicted'), actual: t('monitor.actual') },
+            normalized,
+          )
+        : null,
+    [matrix, classes, normalized, t],
+  );
+
+  if (!finished) {
+    const message = status === 'FAILED' || status === 'STOPPED' ? t('monitor.noResults') : t('monitor.resultsLater');
+    return <PageState kind="empty" message={message} />;
+  }
+  if (error) return <PageState kind="error" message={t('monitor.reportFailed', { message: error })} />;
+  if (!report) return <PageState kind="loading" message={t('monitor.reportLoading')} />;
+
+  const test = report.test ?? {};
+  const averages = report.averages ?? {};
+  const chartHeight = Math.min(560, Math.max(320, classes.length * 30 + 90));
+  return (
+    <div className="results">
+      <div className="kpis">
+        <Metric label={t('monitor.testAccuracy')} value={formatPercent(test.test_accuracy, 2)} />
+        <Metric label={t('monitor.testLoss')} value={formatNumber(test.test_loss)} />
+        <Metric label={t('monitor.top5')} value={formatPercent(test.test_top5_accuracy, 1)} />
+        <Metric label={t('monitor.macroF1')} value={formatPercent(averages.macro_f1, 1)} />
+        <Metric
+          label={t('monitor.bestEpoch')}
+          value={report.best_epoch != null ? String(report.best_epoch) : '—'}
+          hint={report.monitor}
+        />
+        <Metric label={t('monitor.trainTime')} value={formatDuration(report.timings?.train_s)} />
+      </div>
+      <div className="results__grid">
+        <figure className="chart-card" data-chart="confusion">
+          <figcaption>
+            {t('monitor.confusion')}
+            <span className="seg-group" role="group" aria-label={t('monitor.confusionShow')}>
+              <button
+                type="button"
+                className={`seg-btn${normalized ? '' : ' is-active'}`}
+                aria-pressed={!normalized}
+                onClick={() => setNormalized(false)}
+              >
+                {t('monitor.counts')}
+              </button>
+              <button
+                type="button"
+                className={`seg-btn${normalized ? ' is-active' : ''}`}
+                aria-pressed={normalized}
+                onClick={() => setNormalized(true)}
+              >
+                {t('monitor.rowShares')}
+              </button>
+            </span>
+          </figcaption>
+          {option ? (
+            <EChart
+              option={option}
+              label={t('monitor.confusionLabel', { count: classes.length })}
+              height={chartHeight}
+              points={classes.length ** 2}
+            />
+          ) : (
+            <p className="muted">{t('monitor.noMatrix')}</p>
+          )}
+        </figure>
+        <div className="chart-card per-class">
+          <h3>{t('monitor.perClass')}</h3>
+          <div className="per-class__scroll">
+            <table className="wb-table wb-table--dense">
+              <thead>
+                <tr>
+                  <th scope="col">{t('monitor.class')}</th>
+                  <th scope="col" className="num">
+                    {t('monitor.precision')}
+                  </th>
+                  <th scope="col" className="num">
+                    {t('monitor.recall')}
+                  </th>
+                  <th scope="col" className="num">
+                    {t('monitor.f1')}
+                  </th>
+                  <th scope="col" className="num">
+                    {t('monitor.support')}
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {(report.per_class ?? []).map((row) => (
+                  <tr key={row.class} className={row.f1 < 0.5 ? 'is-weak' : undefined}>
+                    <th scope="row">{row.class}</th>
+                    <td className="num">{formatPercent(row.precision)}</td>
+                    <td className="num">{formatPercent(row.recall)}</td>
+                    <td className="num">
+                      <span className="bar-cell" style={{ ['--share' as string]: row.f1 }}>
+                        {formatPercent(row.f1)}
+                      </span>
+                    </td>
+                    <td className="num">{row.support}</td>
+                  </tr>
+                ))}
+              </tbody>
+              {averages.macro_f1 !== undefined && (
+                <tfoot>
+                  <tr>
+                    <th scope="row">{t('monitor.macro')}</th>
+                    <td className="num">{formatPercent(averages.macro_precision)}</td>
+                    <td className="num">{formatPercent(averages.macro_recall)}</td>
+                    <td className="num">{formatPercent(averages.macro_f1)}</td>
+                    <td className="num" />
+                  </tr>
+                  <tr>
+                    <th scope="row">{t('monitor.weighted')}</th>
+                    <td className="num">{formatPercent(averages.weighted_precision)}</td>
+                    <td className="num">{formatPercent(averages.weighted_recall)}</td>
+                    <td className="num">{formatPercent(averages.weighted_f1)}</td>
+                    <td className="num" />
+                  </tr>
+                </tfoot>
+              )}
+            </table>
+          </div>
+        </div>
+      </div>
+    </div>
+  );
+}

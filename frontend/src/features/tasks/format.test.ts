@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import {
+  bestMetric,
+  elapsedSeconds,
+  formatBytes,
+  formatDuration,
+  formatNumber,
+  formatPercent,
+  isFinal,
+  parseServerTime,
+  sortTasks,
+  statusTone,
+  taskActions,
+  testAccuracy,
+  type TaskPublic,
+} from './format';
+
+const task = (over: Partial<TaskPublic>): TaskPublic => ({
+  id: 'a',
+  name: 'A',
+  graph_id: null,
+  status: 'SUCCEEDED',
+  priority: 0,
+  resources: {},
+  attempts: 1,
+  max_attempts: 3,
+  resume: false,
+  stop_requested: false,
+  error: null,
+  progress: 1,
+  epoch: 2,
+  best_metrics: {},
+  created_at: '2026-01-01T10:00:00Z',
+  started_at: '2026-01-01T10:00:05Z',
+  finished_at: '2026-01-01T10:01:05Z',
+  heartbeat_at: null,
+  elapsed_s: 60,
+  ...over,
+});
+
+describe('status formatting', () => {
+  it('gives each status a tone and its actions', () => {
+    expect(['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'STOPPED', '??'].map(statusTone)).toEqual([
+      'neutral',
+      'busy',
+      'good',
+      'bad',
+      'warn',
+      'neutral',
+    ]);
+    expect(taskActions('RUNNING')).toEqual({ stop: true, retry: false });
+    expect(taskActions('FAILED')).toEqual({ stop: false, retry: true });
+    expect(taskActions('SUCCEEDED')).toEqual({ stop: false, retry: false });
+    expect(isFinal('STOPPED')).toBe(true);
+    expect(isFinal('QUEUED')).toBe(false);
+  });
+
+  it('formats durations, shares, numbers and sizes', () => {
+    expect(formatDuration(null)).toBe('—');
+    expect(formatDuration(3.24)).toBe('3.2 s');
+    expect(formatDuration(42)).toBe('42 s');
+    expect(formatDuration(185)).toBe('3 min 05 s');
+    expect(formatDuration(7440)).toBe('2 h 04 min');
+    expect(formatPercent(0.8766)).toBe('87.7%');
+    expect(formatPercent(undefined)).toBe('—');
+    expect(formatNumber(0.123456)).toBe('0.1235');
+    expect(formatNumber(0.00001234)).toBe('1.23e-5');
+    expect(formatNumber(12)).toBe('12');
+    expect(formatBytes(512)).toBe('512 B');
+    expect(formatBytes(1536)).toBe('1.5 KB');
+    expect(formatBytes(50 * 1024 * 1024)).toBe('50 MB');
+  });
+
+  it('reads server times with and without a zone as UTC', () => {
+    expect(parseServerTime('2026-01-01T00:00:00')).toBe(Date.UTC(2026, 0, 1));
+    expect(parseServerTime('2026-01-01T00:00:00Z')).toBe(Date.UTC(2026, 0, 1));
+    expect(parseServerTime('2026-01-01T01:00:00+01:00')).toBe(Date.UTC(2026, 0, 1));
+    expect(parseServerTime(null)).toBeNaN();
+  });
+
+  it('counts a running task up to now and a finished one as the server says', () => {
+    const now = Date.UTC(2026, 0, 1, 10, 0, 35);
+    expect(elapsedSeconds(task({ finished_at: null, status: 'RUNNING' }), now)).toBe(30);
+    expect(elapsedSeconds(task({}), now)).toBe(60);
+    expect(elapsedSeconds(task({ started_at: null }), now)).toBeNull();
+  });
+
+  it('picks the best validation accuracy, else the training one', () => {
+    expect(bestMetric({ accuracy: 0.9, val_accuracy: 0.8 })).toEqual({ key: 'val_accuracy', value: 0.8 });
+    expect(bestMetric({ accuracy: 0.9 })).toEqual({ key: 'accuracy', value: 0.9 });
+    expect(bestMetric({ loss: 1 })).toBeNull();
+    expect(testAccuracy({ test_accuracy: 0.7 })).toBe(0.7);
+  });
+});
+
+describe('sortTasks', () => {
+  const tasks = [
+    task({ id: '1', name: 'beta', created_at: '2026-01-01T10:00:00Z', best_metrics: { val_accuracy: 0.5 } }),
+    task({ id: '2', name: 'Alpha', created_at: '2026-01-02T10:00:00Z', best_metrics: { val_accuracy: 0.9 } }),
+    task({ id: '3', name: 'gamma', created_at: '2026-01-03T10:00:00Z', status: 'FAILED' }),
+  ];
+  const ids = (list: TaskPublic[]) => list.map((t) => t.id);
+
+  it('sorts by each column in both directions', () => {
+    expect(ids(sortTasks(tasks, 'created', 'desc', 0))).toEqual(['3', '2', '1']);
+    expect(ids(sortTasks(tasks, 'name', 'asc', 0))).toEqual(['2', '1', '3']);
+    expect(ids(sortTasks(tasks, 'best', 'desc', 0))).toEqual(['2', '1', '3']);
+    expect(ids(sortTasks(tasks, 'status', 'asc', 0))).toEqual(['2', '1', '3']);
+  });
+
+  it('does not change its input', () => {
+    sortTasks(tasks, 'name', 'asc', 0);
+    expect(ids(tasks)).toEqual(['1', '2', '3']);
+  });
+});

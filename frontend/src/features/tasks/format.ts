@@ -1,0 +1,147 @@
+// Pure helpers for showing tasks: status tones, durations, the best metric, timestamps, sorting.
+import type { components } from '../../api/schema';
+
+export type TaskStatus = components['schemas']['TaskStatus'];
+export type TaskPublic = components['schemas']['TaskPublic'];
+
+export const TASK_STATUSES: readonly TaskStatus[] = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'STOPPED'];
+export const FINAL_STATUSES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'STOPPED']);
+
+export type Tone = 'neutral' | 'busy' | 'good' | 'bad' | 'warn';
+
+const TONES: Record<TaskStatus, Tone> = {
+  QUEUED: 'neutral',
+  RUNNING: 'busy',
+  SUCCEEDED: 'good',
+  FAILED: 'bad',
+  STOPPED: 'warn',
+};
+
+export function statusTone(status: string): Tone {
+  return TONES[status as TaskStatus] ?? 'neutral';
+}
+
+export function isFinal(status: string | null | undefined): boolean {
+  return status != null && FINAL_STATUSES.has(status);
+}
+
+export function isActive(status: string | null | undefined): boolean {
+  return status === 'QUEUED' || status === 'RUNNING';
+}
+
+/** What a task can do next, from its status (the server refuses the others with 409). */
+export function taskActions(status: string): { stop: boolean; retry: boolean } {
+  return { stop: isActive(status), retry: status === 'FAILED' || status === 'STOPPED' };
+}
+
+/** "42 s", "3 min 05 s", "2 h 04 min"; an em dash when unknown. */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds == null || !Number.isFinite(seconds) || seconds < 0) return '—';
+  if (seconds < 10) return `${seconds.toFixed(1)} s`;
+  const whole = Math.round(seconds);
+  if (whole < 60) return `${whole} s`;
+  const minutes = Math.floor(whole / 60);
+  if (minutes < 60) return `${minutes} min ${String(whole % 60).padStart(2, '0')} s`;
+  const hours = Math.floor(minutes / 60);
+  return `${hours} h ${String(minutes % 60).padStart(2, '0')} min`;
+}
+
+/** A share 0..1 as a percentage with `digits` decimals; an em dash when missing. */
+export function formatPercent(value: number | null | undefined, digits = 1): string {
+  if (value == null || !Number.isFinite(value)) return '—';
+  return `${(value * 100).toFixed(digits)}%`;
+}
+
+/** A number with about four significant digits, small ones in exponent form. */
+export function formatNumber(value: number | null | undefined): string {
+  if (value == null || !Number.isFinite(value)) return '—';
+  const size = Math.abs(value);
+  if (size !== 0 && (size < 1e-3 || size >= 1e6)) return value.toExponential(2);
+  if (Number.isInteger(value)) return String(value);
+  return String(Number(value.toPrecision(4)));
+}
+
+export function formatBytes(bytes: number | null | undefined): string {
+  if (bytes == null || !Number.isFinite(bytes)) return '—';
+  const units = ['B', 'KB', 'MB', 'GB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/**
+ * The server writes some timestamps without a zone (SQLite drops it); they are UTC.
+ * Returns epoch milliseconds, or NaN for an unreadable value.
+ */
+export function parseServerTime(value: string | null | undefined): number {
+  if (!value) return Number.NaN;
+  const zoned = /(Z|[+-]\d\d:?\d\d)$/.test(value) ? value : `${value}Z`;
+  return Date.parse(zoned);
+}
+
+/** Seconds a task has run: the server's figure, or from started_at to `now` while it runs. */
+export function elapsedSeconds(
+  task: Pick<TaskPublic, 'elapsed_s' | 'started_at' | 'finished_at'>,
+  now: number,
+): number | null {
+  if (!task.started_at) return null;
+  if (task.finished_at) return task.elapsed_s ?? null;
+  const started = parseServerTime(task.started_at);
+  return Number.isNaN(started) ? (task.elapsed_s ?? null) : Math.max(0, (now - started) / 1000);
+}
+
+/** The headline score of a task: the best validation accuracy, else the best training accuracy. */
+export function bestMetric(best: Record<string, number> | null | undefined): { key: string; value: number } | null {
+  if (!best) return null;
+  for (const key of ['val_accuracy', 'accuracy']) {
+    const value = best[key];
+    if (typeof value === 'number' && Number.isFinite(value)) return { key, value };
+  }
+  return null;
+}
+
+export function testAccuracy(best: Record<string, number> | null | undefined): number | null {
+  const value = best?.test_accuracy;
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+export type SortKey = 'created' | 'name' | 'status' | 'duration' | 'best' | 'progress';
+export type SortDirection = 'asc' | 'desc';
+
+function sortValue(task: TaskPublic, key: SortKey, now: number): number | string {
+  switch (key) {
+    case 'created':
+      return parseServerTime(task.created_at);
+    case 'name':
+      return task.name.toLowerCase();
+    case 'status':
+      return TASK_STATUSES.indexOf(task.status);
+    case 'duration':
+      return elapsedSeconds(task, now) ?? -1;
+    case 'best':
+      return bestMetric(task.best_metrics)?.value ?? -1;
+    case 'progress':
+      return task.progress;
+  }
+}
+
+/** A sorted copy; ties keep the newest first. */
+export function sortTasks(
+  tasks: readonly TaskPublic[],
+  key: SortKey,
+  direction: SortDirection,
+  now: number,
+): TaskPublic[] {
+  const sign = direction === 'asc' ? 1 : -1;
+  return [...tasks].sort((a, b) => {
+    const x = sortValue(a, key, now);
+    const y = sortValue(b, key, now);
+    if (x < y) return -sign;
+    if (x > y) return sign;
+    return parseServerTime(b.created_at) - parseServerTime(a.created_at);
+  });
+}
