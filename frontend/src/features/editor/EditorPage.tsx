@@ -9,7 +9,7 @@ import {
   type Edge,
   type FinalConnectionState,
 } from '@xyflow/react';
-import { useCallback, useMemo, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
+import { useCallback, useLayoutEffect, useMemo, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { SavedGraph } from '../../api/endpoints';
 import type { GraphSpec } from '../../api/types';
@@ -23,7 +23,7 @@ import { ShortcutsDialog } from './dialogs/ShortcutsDialog';
 import { TemplatesDialog } from './dialogs/TemplatesDialog';
 import { VersionsDialog } from './dialogs/VersionsDialog';
 import { edgeTypes } from './edges/ShapeEdgeView';
-import { EditorViewContext, type EditorView } from './EditorContext';
+import { createEditorViewStore, EditorViewContext, type EditorView } from './EditorContext';
 import { checkConnection, nodeTitle } from './logic/connection';
 import { flowToGraph, graphToFlow, parseGraphJson } from './logic/convert';
 import { findFreeSpot } from './logic/placement';
@@ -52,6 +52,14 @@ const MINIMAP_COLORS: Record<string, string> = {
   train: '#ea580c',
   unknown: '#94a3b8',
 };
+// React Flow props at module scope: a new object or array on every render would be copied into
+// its store each time (defaultEdgeOptions re-renders every edge) or re-bind its key listeners.
+const minimapColor = (node: EditorNode) => MINIMAP_COLORS[node.type ?? 'unknown'] ?? '#94a3b8';
+const MINIMAP_STYLE = { width: 160, height: 110 };
+const DEFAULT_EDGE_OPTIONS = { type: 'shape' };
+const DELETE_KEYS = ['Delete', 'Backspace'];
+const MULTI_SELECTION_KEYS = ['Meta', 'Control'];
+const FIT_VIEW_OPTIONS = { padding: 0.15, maxZoom: 1.2 };
 
 type Dialog = null | 'templates' | 'shortcuts' | 'open' | 'versions' | { code: GraphSpec };
 
@@ -74,13 +82,19 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
   const latest = useRef({ nodes, edges });
   latest.current = { nodes, edges };
 
-  const nodeIds = useMemo(() => new Set(nodes.map((node) => node.id)), [nodes]);
-  const errors = validation.result?.errors ?? [];
+  // `nodes` is a new array on every drag frame and keystroke; the set of ids changes only when
+  // nodes come or go. Keyed on the ids, errorsByNode and the view stay the same objects meanwhile,
+  // so nothing that reads them re-renders per frame.
+  const idsKey = useMemo(() => JSON.stringify(nodes.map((node) => node.id)), [nodes]);
+  const nodeIds = useMemo(() => new Set<string>(JSON.parse(idsKey) as string[]), [idsKey]);
+  const errors = useMemo(() => validation.result?.errors ?? [], [validation.result]);
   const errorsByNode = useMemo(() => groupErrors(errors, nodeIds), [errors, nodeIds]);
   const view = useMemo<EditorView>(
     () => ({ catalog, errorsByNode, shapes: validation.result?.shapes ?? {} }),
     [catalog, errorsByNode, validation.result],
   );
+  const [viewStore] = useState(() => createEditorViewStore(view));
+  useLayoutEffect(() => viewStore.set(view), [viewStore, view]);
   const selected = useMemo(() => nodes.filter((node) => node.selected), [nodes]);
 
   // --- connections -----------------------------------------------------------------------------
@@ -110,15 +124,16 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
     event.preventDefault();
     event.dataTransfer.dropEffect = 'copy';
   }, []);
+  const { addNode } = editor;
   const onDrop = useCallback(
     (event: DragEvent) => {
       const kind = event.dataTransfer.getData(DRAG_MIME);
       if (!kind) return;
       event.preventDefault();
       const point = flow.screenToFlowPosition({ x: event.clientX, y: event.clientY });
-      editor.addNode(kind, { x: point.x - DROP_OFFSET.x, y: point.y - DROP_OFFSET.y });
+      addNode(kind, { x: point.x - DROP_OFFSET.x, y: point.y - DROP_OFFSET.y });
     },
-    [flow, editor],
+    [flow, addNode],
   );
   const wrapper = useRef<HTMLDivElement>(null);
   const addAtCentre = useCallback(
@@ -126,15 +141,16 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
       const box = wrapper.current?.getBoundingClientRect();
       const centre = box ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : { x: 400, y: 300 };
       const point = flow.screenToFlowPosition(centre);
-      const taken = nodes.map((node) => ({
+      const taken = latest.current.nodes.map((node) => ({
         ...node.position,
         width: node.measured?.width ?? NODE_SIZE.width,
         height: node.measured?.height ?? NODE_SIZE.height,
       }));
       const wanted = { x: point.x - NODE_SIZE.width / 2, y: point.y - NODE_SIZE.height / 2 };
-      editor.addNode(kind, findFreeSpot(wanted, NODE_SIZE, taken));
+      addNode(kind, findFreeSpot(wanted, NODE_SIZE, taken));
     },
-    [flow, editor, nodes],
+    // Not `nodes`: a new callback per drag frame would re-render the palette (it is memoised).
+    [flow, addNode],
   );
 
   // --- toolbar actions -------------------------------------------------------------------------
@@ -240,7 +256,7 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
 
   const stale = validation.status === 'pending';
   return (
-    <EditorViewContext.Provider value={view}>
+    <EditorViewContext.Provider value={viewStore}>
       <div className="editor">
         <Toolbar
           name={editor.meta.name}
@@ -286,12 +302,12 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
                 onConnect={editor.onConnect}
                 onConnectEnd={onConnectEnd}
                 isValidConnection={isValidConnection}
-                defaultEdgeOptions={{ type: 'shape' }}
-                deleteKeyCode={['Delete', 'Backspace']}
+                defaultEdgeOptions={DEFAULT_EDGE_OPTIONS}
+                deleteKeyCode={DELETE_KEYS}
                 selectionKeyCode="Shift"
-                multiSelectionKeyCode={['Meta', 'Control']}
+                multiSelectionKeyCode={MULTI_SELECTION_KEYS}
                 fitView={fitOnInit}
-                fitViewOptions={{ padding: 0.15, maxZoom: 1.2 }}
+                fitViewOptions={FIT_VIEW_OPTIONS}
                 minZoom={0.15}
                 maxZoom={2}
                 aria-label={t('canvas.label')}
@@ -300,10 +316,10 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
                 <Controls showInteractive={false} />
                 {nodes.length > 0 && (
                   <MiniMap
-                    style={{ width: 160, height: 110 }}
+                    style={MINIMAP_STYLE}
                     pannable
                     zoomable
-                    nodeColor={(node) => MINIMAP_COLORS[node.type ?? 'unknown'] ?? '#94a3b8'}
+                    nodeColor={minimapColor}
                     nodeStrokeWidth={2}
                     ariaLabel="Minimap"
                   />

@@ -1,7 +1,7 @@
 // The editor's state: React Flow nodes and edges, graph name, undo history and the actions
 // the toolbar, the keyboard and the panels call.
 import { applyEdgeChanges, applyNodeChanges, type Connection, type EdgeChange, type NodeChange } from '@xyflow/react';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { GraphSpec, JsonValue } from '../../api/types';
 import type { CatalogIndex } from '../catalog/catalogIndex';
 import { copySelection, nextNodeId, pasteClipboard, type ClipboardContent } from './logic/clipboard';
@@ -27,6 +27,11 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
   const [nodes, setNodes] = useState<EditorNode[]>(start.nodes);
   const [edges, setEdges] = useState<EditorEdge[]>(start.edges);
   const [meta, setMeta] = useState<GraphMeta>(start.meta);
+  // The nodes as last rendered, for actions that must not change with every drag frame.
+  const nodesNow = useRef(nodes);
+  useLayoutEffect(() => {
+    nodesNow.current = nodes;
+  }, [nodes]);
 
   // --- history: every settled change of nodes/edges is one step -------------------------------
   const history = useRef<History<Snapshot>>(createHistory(snapshotOf(start.nodes, start.edges)));
@@ -106,7 +111,7 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
     (kind: string, position: { x: number; y: number }) => {
       const entry = catalog.byType.get(kind);
       if (!entry) return null;
-      const id = nextNodeId(kind, new Set(nodes.map((node) => node.id)));
+      const id = nextNodeId(kind, new Set(nodesNow.current.map((node) => node.id)));
       const node = makeNode(id, kind, defaultParams(entry.params_schema), position, catalog);
       setNodes((current) => [
         ...current.map((n) => (n.selected ? { ...n, selected: false } : n)),
@@ -114,7 +119,7 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
       ]);
       return id;
     },
-    [catalog, nodes],
+    [catalog],
   );
 
   const updateParam = useCallback((nodeId: string, name: string, value: JsonValue | undefined) => {

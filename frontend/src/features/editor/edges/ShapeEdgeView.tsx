@@ -17,9 +17,8 @@ export const ShapeEdgeView = memo(function ShapeEdgeView({
   markerEnd,
   selected,
 }: EdgeProps<ShapeEdge>) {
-  const { shapes } = useEditorView();
+  const shape = useEditorView((view) => view.shapes[source]);
   const [path, labelX, labelY] = getBezierPath({ sourceX, sourceY, sourcePosition, targetX, targetY, targetPosition });
-  const shape = shapes[source];
   return (
     <>
       <BaseEdge id={id} path={path} markerEnd={markerEnd} className={selected ? 'dedge is-selected' : 'dedge'} />

@@ -12,9 +12,14 @@ const HEADER_HEIGHT = 34;
 const PORT_ROW_HEIGHT = 22;
 const portTop = (index: number) => HEADER_HEIGHT + 4 + PORT_ROW_HEIGHT * index + PORT_ROW_HEIGHT / 2;
 
+/** "×N" on a port that takes several inputs (its own component: one store subscription each). */
+function ConnectionCount({ port }: { port: PortSpec }) {
+  const connections = useNodeConnections({ handleType: 'target', handleId: port.name });
+  return <>×{connections.length}</>;
+}
+
 function InputPort({ port, index }: { port: PortSpec; index: number }) {
   const { t } = useTranslation();
-  const connections = useNodeConnections({ handleType: 'target', handleId: port.name });
   const types = port.types.join(' | ');
   const help = `${port.label}: ${t('node.accepts', { types })}${port.multiple ? ` (${t('node.multiple')})` : ''}`;
   return (
@@ -29,7 +34,13 @@ function InputPort({ port, index }: { port: PortSpec; index: number }) {
         aria-label={help}
       />
       <span className="dnode__port dnode__port--in" style={{ top: portTop(index) }} title={help}>
-        {port.multiple ? `${types} ×${connections.length}` : types}
+        {port.multiple ? (
+          <>
+            {types} <ConnectionCount port={port} />
+          </>
+        ) : (
+          types
+        )}
       </span>
     </>
   );
@@ -97,13 +108,16 @@ function ErrorBadge({ errors }: { errors: GraphError[] }) {
   );
 }
 
+const NO_ERRORS: GraphError[] = [];
+
 /** One card for every category; the category gives the colour and icon (see nodeTypes.ts). */
 export function CatalogNodeCard({ id, data, selected, type }: NodeProps<EditorNode>) {
   const { t } = useTranslation();
-  const { catalog, errorsByNode } = useEditorView();
+  const catalog = useEditorView((view) => view.catalog);
+  // Only this node's errors: a validation answer re-renders the nodes whose errors changed.
+  const errors = useEditorView((view) => view.errorsByNode.get(id)) ?? NO_ERRORS;
   const category: NodeCategory = type;
   const entry = catalog.byType.get(data.kind);
-  const errors = errorsByNode.get(id) ?? [];
   const summary = entry ? summarizeParams(data.params, entry.params_schema) : [];
   const title = data.label || entry?.title || data.kind;
   const portRows = Math.max(entry?.inputs.length ?? 0, entry?.outputs.length ?? 0, 1);
