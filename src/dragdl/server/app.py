@@ -12,23 +12,17 @@ from fastapi.responses import HTMLResponse
 from dragdl import __version__
 from dragdl.server.db.migrate import upgrade_database
 from dragdl.server.db.session import make_engine, make_session_factory
-from dragdl.server.errors import request_validation_error
+from dragdl.server.errors import SIGNED_IN_ERRORS, request_validation_error
 from dragdl.server.frontend import serve_frontend
 from dragdl.server.routes import auth, catalog, datasets, graphs, health, models, tasks, users
 from dragdl.server.services.prediction import PredictionService
 from dragdl.server.services.tasks import create_runner
 from dragdl.server.settings import Settings
 
-ROUTERS = (
-    health.router,
-    catalog.router,
-    auth.router,
-    users.router,
-    graphs.router,
-    datasets.router,
-    models.router,
-    tasks.router,
-)
+PUBLIC_ROUTERS = (health.router, catalog.router, auth.router)
+"""Routers with public routes (the auth router declares the errors of its signed-in routes itself)."""
+SIGNED_IN_ROUTERS = (users.router, graphs.router, datasets.router, models.router, tasks.router)
+"""Routers whose every route needs a signed-in user: each declares 401 and 403."""
 
 _HOME = """<!doctype html><html><head><meta charset="utf-8"><title>DragDL</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;color:#1f2937}
@@ -67,8 +61,10 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.add_exception_handler(RequestValidationError, request_validation_error)
-    for router in ROUTERS:
+    for router in PUBLIC_ROUTERS:
         app.include_router(router)
+    for router in SIGNED_IN_ROUTERS:
+        app.include_router(router, responses=SIGNED_IN_ERRORS)
 
     @app.get("/", include_in_schema=False)
     def home() -> HTMLResponse:

@@ -1,0 +1,117 @@
+"""What the server needs from a task runner, and what a runner needs from an execution backend.
+
+The `Runner` is the server's view: start it, wake it when work arrives, kill a task's worker.
+The `Backend` is the execution mechanism under the scheduler: launch one worker process per
+attempt, report how it ended, kill it, find it again by name after a restart. Ray is the real
+backend (`ray_runner.py`); the scheduler's policy is written against this protocol only.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from dragdl.engine.data.base import DataContext
+
+DEFAULT_MAX_ATTEMPTS = 3
+"""Attempts a task gets (the first run plus retries after worker crashes)."""
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What a worker process needs to find the database and the files (no server settings import)."""
+
+    database_url: str
+    data_dir: Path
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.data_dir / "artifacts"
+
+
+@dataclass(frozen=True)
+class Resources:
+    cpus: float = 0.0
+    gpus: float = 0.0
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(self.cpus + other.cpus, self.gpus + other.gpus)
+
+    def fits_in(self, capacity: Resources) -> bool:
+        eps = 1e-9
+        return self.cpus <= capacity.cpus + eps and self.gpus <= capacity.gpus + eps
+
+    @classmethod
+    def of_task(cls, resources: dict[str, Any]) -> Resources:
+        return cls(float(resources.get("cpus", 1.0)), float(resources.get("gpus", 0.0)))
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    task_id: str
+    worker_ref: str
+    """Unique per attempt (`dragdl-<task_id>-<attempt>`): the Ray actor name and the DB fencing token."""
+    resources: Resources
+    config: WorkerConfig
+    context: DataContext
+
+
+Outcome = Literal["returned", "died", "raised"]
+"""How a worker ended: its entry point returned (it wrote the final status itself), its process
+died (crash, SIGKILL, ray.kill), or an exception escaped the entry point."""
+
+
+class Backend(Protocol):
+    """Launches and watches worker processes. Called from the scheduler thread (and `kill` from others)."""
+
+    def connect(self) -> None:
+        """Start or join the cluster; blocking, may take seconds."""
+
+    def capacity(self) -> Resources:
+        """Total CPUs and GPUs the cluster offers to tasks."""
+
+    def launch(self, spec: LaunchSpec) -> Any:
+        """Start one attempt in its own process; returns a handle."""
+
+    def find(self, worker_ref: str) -> Any | None:
+        """A handle to a worker still alive under that name (after a server restart), else None."""
+
+    def poll(self, handles: list[Any]) -> list[tuple[Any, Outcome, str]]:
+        """The handles whose worker has ended, with the outcome and a detail message; does not block."""
+
+    def kill(self, handle: Any) -> None:
+        """Kill the worker process now (no checkpoint); a dead worker is fine."""
+
+    def wait_ended(self, handle: Any, timeout_s: float) -> bool:
+        """Block until the worker has ended (True) or the timeout passed (False)."""
+
+    def close(self) -> None:
+        """Disconnect; a cluster this backend started is shut down (with its workers)."""
+
+
+class Runner(ABC):
+    """The server's handle on task execution (`app.state.runner`)."""
+
+    @abstractmethod
+    def start(self) -> None:
+        """Begin scheduling in the background; returns at once."""
+
+    @abstractmethod
+    def shutdown(self) -> None:
+        """Stop scheduling. Running workers are left to the cluster (re-queued or adopted on restart)."""
+
+    @abstractmethod
+    def wake(self) -> None:
+        """Something changed (a task was submitted, stopped or retried): schedule now."""
+
+    @abstractmethod
+    def kill(self, task_id: str, timeout_s: float = 30.0) -> bool:
+        """Kill the task's worker without waiting for a checkpoint; True once its process has ended
+        (or when this runner was not running it)."""
+
+    @abstractmethod
+    def capacity(self) -> Resources | None:
+        """The cluster's CPUs and GPUs; None until connected."""

@@ -1,0 +1,189 @@
+"""Training events into the database: `task_events` rows plus the task's progress, epoch and best metrics.
+
+What is written:
+
+- start, epoch and test metrics, logs and artifacts: always, one row each.
+- progress and step metrics: at most one of each per `min_interval_s` (default 0.5 s), so a fast run
+  does not write hundreds of rows per second; the curve keeps every epoch point.
+- the trainer's status and error events: not written here. The task's status changes and its error
+  are written by the worker and the scheduler together with the status column (`transitions.py`),
+  so the event history has exactly one status event per transition.
+
+Every write is guarded by the attempt's `worker_ref` (see `transitions.heartbeat`): once another
+attempt owns the task, `lost` turns True and nothing more is written.
+
+Resumed runs (no duplicates in the history). A resumed trainer first replays the epoch metrics of its
+checkpoint's history, then continues. The database already holds those epochs from the earlier
+attempt, so the replay is dropped. What the earlier attempt recorded *after* its checkpoint (the
+epoch it was in when it died, its step metrics past the checkpoint, a test result) will be emitted
+again by the resumed run, so it is deleted when the resumed run starts. Afterwards every epoch
+appears exactly once, and nothing recorded up to the checkpoint is lost. A live monitor learns of
+the rewind from the `start` event (`resumed_from_epoch`, `resumed_from_step`) and drops the points
+after it from its curves.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from dragdl.engine.train.events import (
+    ArtifactEvent,
+    ErrorEvent,
+    Event,
+    LogEvent,
+    MetricEvent,
+    ProgressEvent,
+    StartEvent,
+    StatusEvent,
+)
+from dragdl.runner.transitions import add_event, heartbeat
+from dragdl.server.db.models import TaskEvent
+
+NOT_SCORES = frozenset({"lr", "samples_per_s", "epoch_time_s", "peak_memory_mb"})
+"""Epoch values that are settings or machine measurements, not model quality: no "best" for them."""
+
+
+def merge_best(best: dict[str, Any], values: dict[str, float]) -> dict[str, Any]:
+    """The best value of each score so far: lowest for losses, highest for everything else."""
+    merged = dict(best)
+    for key, value in values.items():
+        if key in NOT_SCORES or not math.isfinite(value):
+            continue
+        old = merged.get(key)
+        lower_is_better = "loss" in key
+        if old is None or (value < old if lower_is_better else value > old):
+            merged[key] = value
+    return merged
+
+
+def is_after(data: dict[str, Any], epoch: int, step: int) -> bool:
+    """Whether a stored metric lies after a checkpoint taken in `epoch` (1-based) after global `step`."""
+    scope = data.get("scope")
+    if scope == "test":
+        return True
+    if scope == "step":
+        return int(data.get("step", 0)) > step
+    return int(data.get("epoch", 0)) >= epoch
+
+
+class DBReporter:
+    """A `Reporter` writing to the database; used inside the worker process, one per attempt."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        task_id: str,
+        worker_ref: str,
+        data_dir: Path,
+        min_interval_s: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.sessions = sessions
+        self.task_id = task_id
+        self.worker_ref = worker_ref
+        self.data_dir = data_dir
+        self.min_interval_s = min_interval_s
+        self.clock = clock
+        self.lost = False
+        self._last_write: dict[str, float] = {}
+        self._replayed_below = 0
+        """Epoch metrics below this epoch are the resumed trainer's replay of its history."""
+        self._epochs = 0
+        self._steps_per_epoch = 0
+        self._best: dict[str, Any] = {}
+
+    def emit(self, event: Event) -> None:
+        if self.lost or isinstance(event, StatusEvent | ErrorEvent):
+            return
+        if isinstance(event, StartEvent):
+            self._start(event)
+        elif isinstance(event, ProgressEvent):
+            if self._due("progress"):
+                self._write(event.to_json(), epoch=event.epoch, progress=self._progress(event))
+        elif isinstance(event, MetricEvent):
+            self._metric(event)
+        elif isinstance(event, ArtifactEvent):
+            self._write({**event.to_json(), "path": self._relative(event.path)})
+        elif isinstance(event, LogEvent):
+            self._write(event.to_json())
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def _start(self, event: StartEvent) -> None:
+        self._epochs, self._steps_per_epoch = event.epochs, event.steps_per_epoch
+        epoch = event.resumed_from_epoch or 1
+        step = (epoch - 1) * event.steps_per_epoch + (event.resumed_from_step or 0)
+        self._replayed_below = epoch if event.resumed_from_epoch is not None else 0
+        with self.sessions() as db:
+            rows = db.execute(
+                select(TaskEvent.id, TaskEvent.data).where(
+                    TaskEvent.task_id == self.task_id, TaskEvent.kind == "metric"
+                )
+            ).all()
+            stale = [row.id for row in rows if is_after(row.data, epoch, step)]
+            if stale:
+                db.execute(delete(TaskEvent).where(TaskEvent.id.in_(stale)))
+            best: dict[str, Any] = {}
+            for row in rows:
+                if row.id not in stale and row.data.get("scope") == "epoch":
+                    best = merge_best(best, row.data.get("values", {}))
+            self._best = best
+            values = {"epoch": epoch, "progress": self._fraction(step), "best_metrics": best}
+            if not heartbeat(db, self.task_id, self.worker_ref, **values):
+                self.lost = True
+                return
+            add_event(db, self.task_id, event.type, event.to_json())
+            db.commit()
+
+    def _metric(self, event: MetricEvent) -> None:
+        if event.scope == "step":
+            if self._due("step"):
+                self._write(event.to_json())
+            return
+        if event.scope == "epoch":
+            if event.epoch < self._replayed_below:
+                return
+            self._best = merge_best(self._best, event.values)
+            progress = self._fraction(event.epoch * self._steps_per_epoch)
+            self._write(event.to_json(), epoch=event.epoch, progress=progress, best_metrics=self._best)
+            return
+        self._best = {**self._best, **event.values}
+        self._write(event.to_json(), best_metrics=self._best)
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _due(self, kind: str) -> bool:
+        now = self.clock()
+        if now - self._last_write.get(kind, -math.inf) < self.min_interval_s:
+            return False
+        self._last_write[kind] = now
+        return True
+
+    def _fraction(self, steps_done: int) -> float:
+        total = self._epochs * self._steps_per_epoch
+        return min(1.0, steps_done / total) if total else 0.0
+
+    def _progress(self, event: ProgressEvent) -> float:
+        return self._fraction((event.epoch - 1) * event.steps_per_epoch + event.step)
+
+    def _relative(self, path: str) -> str:
+        # Clients see paths inside the data dir, not the server's file system layout.
+        try:
+            return Path(path).resolve().relative_to(self.data_dir.resolve()).as_posix()
+        except ValueError:
+            return Path(path).name
+
+    def _write(self, data: dict[str, Any], **task_values: Any) -> None:
+        with self.sessions() as db:
+            if not heartbeat(db, self.task_id, self.worker_ref, **task_values):
+                self.lost = True
+                return
+            add_event(db, self.task_id, str(data["type"]), data)
+            db.commit()

@@ -1,0 +1,394 @@
+"""The scheduler: a background thread in the server that turns QUEUED tasks into running workers.
+
+Policy, with every decision written to the database before it is acted on:
+
+- Order: higher priority first, then first submitted first (a retried task keeps its place).
+- Quota: at most `user.max_running_tasks` (else the server default) RUNNING tasks per user; a user
+  at quota is skipped, the tasks of others behind it still start.
+- Capacity: the cluster's CPUs and GPUs minus what this scheduler's workers declared. The first task
+  that fits its quota but not the free capacity waits, and so does everything behind it, so a
+  large task is not starved by a stream of small ones. A task that needs more than the whole
+  cluster fails at once (`resources_unavailable`).
+- Stop: the worker sees `stop_requested`, checkpoints and ends STOPPED; a worker that has not
+  ended `stop_timeout_s` after the scheduler first saw the request is killed and marked STOPPED.
+- Crash: a worker that died (or stopped heartbeating for `heartbeat_timeout_s`) is re-queued to
+  resume from its last checkpoint while attempts < max_attempts, else the task FAILS.
+- Restart: RUNNING tasks whose worker still runs (found by its `worker_ref`, heartbeat fresh) are
+  adopted; the others are re-queued to resume from their checkpoint (this does not use up a retry).
+
+Ray is started by the scheduler thread once there is work (a QUEUED or RUNNING task; at once with
+`eager=True`), so a server that never trains, and every test app, neither waits for it nor pays
+its memory; the API answers while it starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from dragdl.runner.base import Backend, LaunchSpec, Outcome, Resources, Runner, WorkerConfig
+from dragdl.runner.transitions import age_s, finish, requeue, start_attempt
+from dragdl.server.db.models import Task, TaskStatus, User
+
+if TYPE_CHECKING:
+    from dragdl.engine.data.base import DataContext
+
+log = logging.getLogger(__name__)
+
+ContextFor = Callable[[Session, User], "DataContext"]
+KillReason = Literal["stop_timeout", "killed", "heartbeat"]
+
+
+@dataclass
+class Attempt:
+    """A worker this scheduler launched (or adopted after a restart) and has not seen end yet."""
+
+    task_id: str
+    worker_ref: str
+    resources: Resources
+    handle: Any
+    adopted: bool = False
+    stop_seen: float | None = None
+    killed: KillReason | None = None
+
+
+def task_resources(task: Task, capacity: Resources) -> Resources:
+    """CPUs and GPUs the task declares; `gpus: null` (device auto) means one GPU when the cluster has any."""
+    declared = task.resources or {}
+    gpus = declared.get("gpus")
+    if gpus is None:
+        gpus = 1.0 if train_device(task.graph_snapshot) != "cpu" and capacity.gpus >= 1 else 0.0
+    return Resources(float(declared.get("cpus", 1.0)), float(gpus))
+
+
+def train_device(graph: dict[str, Any]) -> str:
+    for node in graph.get("nodes", []):
+        if isinstance(node, dict) and str(node.get("type", "")).startswith("train."):
+            return str((node.get("params") or {}).get("device", "auto"))
+    return "auto"
+
+
+class Scheduler(Runner):
+    def __init__(
+        self,
+        backend: Backend,
+        sessions: sessionmaker[Session],
+        config: WorkerConfig,
+        context_for: ContextFor,
+        *,
+        max_running_per_user: int,
+        stop_timeout_s: float,
+        heartbeat_timeout_s: float = 120.0,
+        poll_s: float = 0.5,
+        idle_poll_s: float = 5.0,
+        eager: bool = False,
+    ) -> None:
+        self.backend, self.sessions, self.config, self.context_for = backend, sessions, config, context_for
+        self.max_running_per_user = max_running_per_user
+        self.stop_timeout_s = stop_timeout_s
+        self.heartbeat_timeout_s = heartbeat_timeout_s
+        self.poll_s, self.idle_poll_s = poll_s, idle_poll_s
+        self.eager = eager
+        """Start the cluster at once instead of when the first task is waiting."""
+        self.error: str | None = None
+        """Why the cluster could not be started or joined (the scheduler keeps trying)."""
+        self._attempts: dict[str, Attempt] = {}
+        self._lock = threading.RLock()
+        self._wake = threading.Event()
+        self._closing = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._capacity: Resources | None = None
+
+    # -- Runner ------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._main, name="dragdl-scheduler", daemon=True)
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        self._closing.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=120)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def capacity(self) -> Resources | None:
+        return self._capacity
+
+    def kill(self, task_id: str, timeout_s: float = 30.0) -> bool:
+        with self._lock:
+            attempt = self._attempts.get(task_id)
+            if attempt is None:
+                return True
+            attempt.killed = attempt.killed or "killed"
+        self.backend.kill(attempt.handle)
+        ended = self.backend.wait_ended(attempt.handle, timeout_s)
+        self.wake()
+        return ended
+
+    def running(self) -> list[str]:
+        """Ids of the tasks whose workers this scheduler watches."""
+        with self._lock:
+            return list(self._attempts)
+
+    # -- the loop ----------------------------------------------------------------------------------
+
+    def _main(self) -> None:
+        try:
+            self._loop()
+        finally:
+            if self._capacity is not None:
+                # Ray is shut down from the thread that started it: from any other thread its
+                # driver shutdown waits 15 s for a thread that will never answer.
+                self.backend.close()
+
+    def _loop(self) -> None:
+        while not self._closing.is_set():
+            if self._capacity is None and not self._connect_when_needed():
+                self._wake.wait(self.idle_poll_s)
+                self._wake.clear()
+                continue
+            try:
+                self.tick()
+            except Exception:
+                log.exception("scheduler pass failed")
+            self._wake.wait(self.poll_s)
+            self._wake.clear()
+
+    def _connect_when_needed(self) -> bool:
+        try:
+            with self.sessions() as db:
+                waiting = db.scalar(
+                    select(Task.id).where(Task.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING))).limit(1)
+                )
+            if waiting is None and not self.eager:
+                return False
+            self.connect()
+            return True
+        except Exception as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.exception("could not start the task runner")
+            self._wake.wait(30)
+            return False
+
+    def connect(self) -> None:
+        """Start or join the cluster, then reconcile the database with what still runs there."""
+        self.backend.connect()
+        self._capacity = self.backend.capacity()
+        self.error = None
+        log.info("task runner connected: %s CPUs, %s GPUs", self._capacity.cpus, self._capacity.gpus)
+        self.reconcile()
+
+    def tick(self) -> None:
+        """One scheduling pass: settle ended workers, enforce stops and heartbeats, launch queued tasks."""
+        self._settle_ended()
+        self._watch_running()
+        self._launch_queued()
+
+    # -- restart reconciliation ----------------------------------------------------------------------
+
+    def reconcile(self) -> None:
+        with self.sessions() as db:
+            tasks = list(db.scalars(select(Task).where(Task.status == TaskStatus.RUNNING)))
+            for task in tasks:
+                with self._lock:
+                    if task.id in self._attempts:
+                        continue
+                handle = self.backend.find(task.worker_ref) if task.worker_ref else None
+                if handle is not None and age_s(task.heartbeat_at) <= self.heartbeat_timeout_s:
+                    capacity = self._capacity or Resources()
+                    attempt = Attempt(
+                        task.id, task.worker_ref or "", task_resources(task, capacity), handle, True
+                    )
+                    with self._lock:
+                        self._attempts[task.id] = attempt
+                    log.info("adopted the running worker of task %s", task.id)
+                    continue
+                if handle is not None:
+                    self.backend.kill(handle)
+                if task.stop_requested:
+                    finish(
+                        db,
+                        task.id,
+                        TaskStatus.STOPPED,
+                        "stopped while the server was down",
+                        worker_ref=task.worker_ref,
+                    )
+                    continue
+                message = (
+                    "the server restarted and the task's worker was gone; "
+                    "re-queued to resume from its last checkpoint"
+                )
+                if requeue(db, task.id, message, worker_ref=task.worker_ref, spare_attempt=True):
+                    log.info("re-queued orphaned task %s", task.id)
+
+    # -- ended workers -------------------------------------------------------------------------------
+
+    def _settle_ended(self) -> None:
+        with self._lock:
+            attempts = list(self._attempts.values())
+        if not attempts:
+            return
+        by_handle = {id(a.handle): a for a in attempts}
+        for handle, outcome, detail in self.backend.poll([a.handle for a in attempts]):
+            attempt = by_handle[id(handle)]
+            with self._lock:
+                self._attempts.pop(attempt.task_id, None)
+            self._settle(attempt, outcome, detail)
+
+    def _settle(self, attempt: Attempt, outcome: Outcome, detail: str) -> None:
+        self.backend.kill(attempt.handle)  # an actor that returned exits by itself; this makes sure
+        with self.sessions() as db:
+            task = db.get(Task, attempt.task_id)
+            if task is None or task.status != TaskStatus.RUNNING or task.worker_ref != attempt.worker_ref:
+                return  # the worker wrote its own end (or the task was stopped, deleted or taken over)
+            ref = attempt.worker_ref
+            if attempt.killed in ("stop_timeout", "killed") or task.stop_requested:
+                message = (
+                    f"stopped: the worker did not checkpoint within {self.stop_timeout_s:g} s and was killed"
+                    if attempt.killed == "stop_timeout"
+                    else "stopped: the worker was killed"
+                )
+                finish(db, task.id, TaskStatus.STOPPED, message, worker_ref=ref)
+                return
+            if attempt.killed == "heartbeat":
+                detail = f"no heartbeat for {self.heartbeat_timeout_s:g} s; the worker was killed"
+            elif outcome == "returned":
+                detail = f"the worker returned {detail!r} without recording an end"
+            if task.attempts < task.max_attempts:
+                message = (
+                    f"worker lost ({detail}); retrying from the last checkpoint "
+                    f"(attempt {task.attempts + 1} of {task.max_attempts})"
+                )
+                requeue(db, task.id, message, worker_ref=ref)
+                self.wake()
+                return
+            message = f"the worker was lost {task.attempts} times; last: {detail}"
+            error = {"code": "worker_lost", "message": message, "node_id": None}
+            finish(db, task.id, TaskStatus.FAILED, message, worker_ref=ref, error=error)
+
+    # -- stops and heartbeats ------------------------------------------------------------------------
+
+    def _watch_running(self) -> None:
+        with self._lock:
+            attempts = {a.task_id: a for a in self._attempts.values()}
+        if not attempts:
+            return
+        with self.sessions() as db:
+            rows = db.execute(
+                select(
+                    Task.id,
+                    Task.status,
+                    Task.worker_ref,
+                    Task.stop_requested,
+                    Task.heartbeat_at,
+                    Task.worker_pid,
+                ).where(Task.id.in_(list(attempts)))
+            ).all()
+        now = time.monotonic()
+        for row in rows:
+            attempt = attempts[row.id]
+            if row.status != TaskStatus.RUNNING or row.worker_ref != attempt.worker_ref or attempt.killed:
+                continue
+            if row.stop_requested:
+                if attempt.stop_seen is None:
+                    attempt.stop_seen = now
+                elif now - attempt.stop_seen >= self.stop_timeout_s:
+                    log.warning(
+                        "task %s did not stop within %s s: killing its worker", row.id, self.stop_timeout_s
+                    )
+                    attempt.killed = "stop_timeout"
+                    self.backend.kill(attempt.handle)
+            elif row.worker_pid is not None and age_s(row.heartbeat_at) > self.heartbeat_timeout_s:
+                log.warning("task %s stopped heartbeating: killing its worker", row.id)
+                attempt.killed = "heartbeat"
+                self.backend.kill(attempt.handle)
+
+    # -- launching -----------------------------------------------------------------------------------
+
+    def _launch_queued(self) -> None:
+        capacity = self._capacity
+        if capacity is None:
+            return
+        with self.sessions() as db:
+            queued = list(
+                db.scalars(
+                    select(Task)
+                    .where(Task.status == TaskStatus.QUEUED)
+                    .order_by(Task.priority.desc(), Task.created_at, Task.id)
+                    .limit(500)
+                )
+            )
+            if not queued:
+                return
+            counts = db.execute(
+                select(Task.owner_id, func.count())
+                .where(Task.status == TaskStatus.RUNNING)
+                .group_by(Task.owner_id)
+            )
+            running: dict[int, int] = {owner: count for owner, count in counts}
+            owners = {
+                u.id: u for u in db.scalars(select(User).where(User.id.in_({t.owner_id for t in queued})))
+            }
+            with self._lock:
+                used = sum((a.resources for a in self._attempts.values()), Resources())
+            for task in queued:
+                need = task_resources(task, capacity)
+                if not need.fits_in(capacity):
+                    self._unschedulable(db, task, need, capacity)
+                    continue
+                owner = owners.get(task.owner_id)
+                if owner is None:
+                    continue
+                quota = owner.max_running_tasks
+                if running.get(owner.id, 0) >= (self.max_running_per_user if quota is None else quota):
+                    continue
+                if not (used + need).fits_in(capacity):
+                    break
+                if self._launch(db, task, owner, need):
+                    used = used + need
+                    running[owner.id] = running.get(owner.id, 0) + 1
+
+    def _unschedulable(self, db: Session, task: Task, need: Resources, capacity: Resources) -> None:
+        message = (
+            f"the task needs {need.cpus:g} CPUs and {need.gpus:g} GPUs, but the cluster has "
+            f"{capacity.cpus:g} CPUs and {capacity.gpus:g} GPUs in all"
+        )
+        error = {"code": "resources_unavailable", "message": message, "node_id": None}
+        finish(db, task.id, TaskStatus.FAILED, message, from_statuses=(TaskStatus.QUEUED,), error=error)
+
+    def _launch(self, db: Session, task: Task, owner: User, need: Resources) -> bool:
+        try:
+            context = self.context_for(db, owner)
+        except Exception as exc:
+            message = f"the task's data cannot be prepared: {exc}"
+            error = {"code": "data_unavailable", "message": message, "node_id": None}
+            finish(db, task.id, TaskStatus.FAILED, message, from_statuses=(TaskStatus.QUEUED,), error=error)
+            return False
+        resumed = " (resuming)" if task.resume or task.attempts else ""
+        message = f"attempt {task.attempts + 1} starting{resumed}"
+        resources = {"cpus": need.cpus, "gpus": need.gpus}
+        worker_ref = start_attempt(db, task, message, resources=resources)
+        if worker_ref is None:
+            return False  # stopped or deleted meanwhile
+        spec = LaunchSpec(task.id, worker_ref, need, self.config, context)
+        try:
+            handle = self.backend.launch(spec)
+        except Exception as exc:
+            log.exception("could not launch task %s", task.id)
+            message = f"the worker could not be started: {exc}"
+            error = {"code": "launch_failed", "message": message, "node_id": None}
+            finish(db, task.id, TaskStatus.FAILED, message, worker_ref=worker_ref, error=error)
+            return False
+        with self._lock:
+            self._attempts[task.id] = Attempt(task.id, worker_ref, need, handle)
+        return True

@@ -1,0 +1,270 @@
+"""One attempt of a task, inside its own worker process: the entry point the runner launches.
+
+The attempt opens its own database connection, takes the task (guarded by its `worker_ref`), trains
+with `engine.run.run_graph`, and writes how it ended: SUCCEEDED (with the `Model` row), STOPPED,
+or FAILED with `{code, message, node_id}`. Errors raised by the engine are deterministic (the
+same graph and data fail the same way again), so they end the task at once; only a worker that
+dies (the process is gone) is retried, by the scheduler.
+
+A monitor thread heartbeats every second, relays a stop request from the database to the trainer
+(which checkpoints and returns "stopped"), and quits the process if the attempt lost the task to
+another one (a re-queue after a server restart): two attempts must never write one run folder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from dragdl.runner.base import LaunchSpec
+from dragdl.runner.reporter import DBReporter
+from dragdl.runner.transitions import add_event, finish, heartbeat
+from dragdl.server.db.models import Model, Task, TaskStatus
+from dragdl.server.db.session import make_engine, make_session_factory
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_S = 1.0
+MODEL_METRIC_KEYS = ("test", "averages", "best_epoch", "best_score", "monitor", "epochs_completed")
+"""What a Model row keeps from report.json (the same keys the bundle's model.json carries)."""
+SUPERSEDED = "superseded"
+"""The attempt found the task taken over (stopped, deleted or re-queued) and wrote nothing."""
+LEASE_LOST_EXIT_CODE = 75
+
+
+class TaskWorker:
+    """The Ray actor class: one actor (one process) per attempt, named after its worker_ref."""
+
+    def run(self, spec: LaunchSpec) -> str:
+        return execute_attempt(spec)
+
+
+def execute_attempt(
+    spec: LaunchSpec, *, exit_on_lost_lease: bool = True, heartbeat_s: float = HEARTBEAT_S
+) -> str:
+    """Run one attempt to its end; returns the final status written, or SUPERSEDED."""
+    engine = make_engine(spec.config.database_url)
+    try:
+        return _Attempt(spec, make_session_factory(engine), exit_on_lost_lease, heartbeat_s).run()
+    finally:
+        engine.dispose()
+
+
+class _Monitor(threading.Thread):
+    """Heartbeats, relays stop requests, and notices when the attempt no longer owns the task."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        spec: LaunchSpec,
+        stop: threading.Event,
+        on_lost: Callable[[], None],
+        interval_s: float,
+    ) -> None:
+        super().__init__(name=f"dragdl-monitor-{spec.task_id}", daemon=True)
+        self.sessions, self.spec, self.stop, self.on_lost, self.interval_s = (
+            sessions,
+            spec,
+            stop,
+            on_lost,
+            interval_s,
+        )
+        self.lost = False
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(self.interval_s):
+            try:
+                owned, stop_requested = self._beat()
+            except SQLAlchemyError as exc:  # a busy or restarting database: try again next beat
+                log.warning("heartbeat of task %s failed: %s", self.spec.task_id, exc)
+                continue
+            if not owned:
+                self.lost = True
+                log.warning(
+                    "task %s was taken over; attempt %s quits", self.spec.task_id, self.spec.worker_ref
+                )
+                self.on_lost()
+                return
+            if stop_requested and not self.stop.is_set():
+                self.stop.set()
+
+    def _beat(self) -> tuple[bool, bool]:
+        task_id, ref = self.spec.task_id, self.spec.worker_ref
+        with self.sessions() as db:
+            if not heartbeat(db, task_id, ref):
+                return False, False
+            stop_requested = bool(db.scalar(select(Task.stop_requested).where(Task.id == task_id)))
+            if stop_requested and not self.stop.is_set():
+                message = "stop requested: the run stops after its next checkpoint"
+                add_event(db, task_id, "log", {"level": "info", "message": message})
+            db.commit()
+            return True, stop_requested
+
+    def finish(self) -> None:
+        self._done.set()
+        self.join()
+
+
+class _Attempt:
+    def __init__(
+        self, spec: LaunchSpec, sessions: sessionmaker[Session], exit_on_lost_lease: bool, heartbeat_s: float
+    ) -> None:
+        self.spec, self.sessions = spec, sessions
+        self.exit_on_lost_lease, self.heartbeat_s = exit_on_lost_lease, heartbeat_s
+        self.out_dir = spec.config.artifacts_dir / spec.task_id
+        self.stop = threading.Event()
+
+    def run(self) -> str:
+        from dragdl.engine.run import run_graph
+        from dragdl.engine.train.events import LogEvent
+        from dragdl.engine.train.reporter import JsonlReporter, MultiReporter
+
+        taken = self._take()
+        if taken is None:
+            return SUPERSEDED
+        task = taken
+        resume = task.resume or task.attempts > 1
+        monitor = _Monitor(self.sessions, self.spec, self.stop, self._lost_lease, self.heartbeat_s)
+        db_reporter = DBReporter(self.sessions, task.id, self.spec.worker_ref, self.spec.config.data_dir)
+        files = JsonlReporter(self.out_dir)
+        reporter = MultiReporter(db_reporter, files)
+        note = "resuming from the newest checkpoint" if resume else "starting from scratch"
+        reporter.emit(LogEvent("info", f"attempt {task.attempts} in process {os.getpid()}: {note}"))
+        monitor.start()
+        error: dict[str, Any] | None = None
+        status = "failed"
+        try:
+            result = run_graph(
+                task.graph_snapshot, self.spec.context, self.out_dir, reporter, resume=resume, stop=self.stop
+            )
+            status = result.status
+        except Exception as exc:
+            error = describe_error(exc, task.graph_snapshot)
+            log.info("task %s failed: %s", task.id, error["message"])
+            reporter.emit(LogEvent("error", error["message"]))
+        finally:
+            monitor.finish()
+            files.close()
+        if monitor.lost or db_reporter.lost:
+            return SUPERSEDED
+        return self._finish(task, status, error)
+
+    def _take(self) -> Task | None:
+        """Record this process as the task's worker; None when the task is no longer this attempt's."""
+        with self.sessions() as db:
+            if not heartbeat(db, self.spec.task_id, self.spec.worker_ref, worker_pid=os.getpid()):
+                return None
+            db.commit()
+            return db.get(Task, self.spec.task_id)
+
+    def _lost_lease(self) -> None:
+        if self.exit_on_lost_lease:
+            # Another attempt owns the run folder now; exiting at once is the only way to be sure
+            # this one writes nothing more (the trainer would otherwise write a checkpoint on stop).
+            os._exit(LEASE_LOST_EXIT_CODE)
+        self.stop.set()
+
+    def _finish(self, task: Task, status: str, error: dict[str, Any] | None) -> str:
+        ref = self.spec.worker_ref
+        with self.sessions() as db:
+            if status == "succeeded":
+                model = self._model_row(task)
+                done = finish(
+                    db, task.id, TaskStatus.SUCCEEDED, "training finished", worker_ref=ref, model=model
+                )
+                final = TaskStatus.SUCCEEDED
+            elif status == "stopped":
+                message = "stopped after a checkpoint; retry to resume"
+                done = finish(db, task.id, TaskStatus.STOPPED, message, worker_ref=ref)
+                final = TaskStatus.STOPPED
+            else:
+                assert error is not None
+                done = finish(db, task.id, TaskStatus.FAILED, error["message"], worker_ref=ref, error=error)
+                final = TaskStatus.FAILED
+        return final.value if done else SUPERSEDED
+
+    def _model_row(self, task: Task) -> Model:
+        report = _read_json(self.out_dir / "report.json")
+        manifest = _read_json(self.out_dir / "model.json")
+        return Model(
+            owner_id=task.owner_id,
+            task_id=task.id,
+            name=task.name,
+            path=f"artifacts/{task.id}",
+            classes=list(manifest.get("classes") or report.get("classes") or []),
+            metrics={key: report[key] for key in MODEL_METRIC_KEYS if key in report},
+            input_spec=dict(manifest.get("input") or {}),
+        )
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# -- errors -------------------------------------------------------------------------------------------
+
+
+def describe_error(exc: BaseException, graph: dict[str, Any]) -> dict[str, Any]:
+    """`{code, message, node_id}` for a failed run; the message names the node when one is known."""
+    from dragdl.engine.compile.module import LayerRuntimeError
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.graph.errors import GraphInvalid, NodeError
+    from dragdl.engine.graph.expr import ExprError
+    from dragdl.engine.train.device import TrainError
+
+    code, node_id = "train_failed", None
+    message = _clean(str(exc)) or type(exc).__name__
+    if isinstance(exc, GraphInvalid):
+        code = "graph_invalid"
+        node_id = next((e.node_id for e in exc.errors if e.node_id), None)
+        message = "; ".join(e.describe() for e in exc.errors)
+    elif isinstance(exc, LayerRuntimeError):
+        code, node_id, message = "layer_failed", exc.node_id, _clean(exc.message)
+    elif isinstance(exc, TrainError):
+        code, node_id, message = exc.code, exc.node_id, exc.message
+    elif isinstance(exc, DatasetError):
+        # The graph has one dataset node: the error is about it.
+        code, node_id = exc.code, _first_node(graph, "dataset.")
+    elif isinstance(exc, ExprError):
+        code, node_id = "expression_failed", _first_node(graph, "op.Lambda")
+    elif isinstance(exc, NodeError):
+        code, message = exc.code, exc.message
+    else:
+        message = f"{type(exc).__name__}: {message}"
+    if node_id and not isinstance(exc, GraphInvalid) and not message.startswith(f"node {node_id}"):
+        message = f"node {node_id}: {message}"
+    return {"code": code, "message": message, "node_id": node_id}
+
+
+_EXCEPTION_PREFIX = re.compile(r"^[\w.]+(Error|Exception): ")
+
+
+def _clean(message: str) -> str:
+    """The last line of an error re-raised from a DataLoader worker, without its traceback."""
+    if "Original Traceback" in message:
+        lines = [line.strip() for line in message.splitlines() if line.strip()]
+        message = _EXCEPTION_PREFIX.sub("", lines[-1]) if lines else message
+    return message.strip()
+
+
+def _first_node(graph: dict[str, Any], type_prefix: str) -> str | None:
+    nodes = graph.get("nodes", [])
+    found = [
+        n.get("id") for n in nodes if isinstance(n, dict) and str(n.get("type", "")).startswith(type_prefix)
+    ]
+    return found[0] if len(found) == 1 and isinstance(found[0], str) else None

@@ -1,0 +1,310 @@
+"""Training tasks: submit (validate, snapshot, queue), list, stop, retry, clone, delete; events and logs.
+
+Tasks are owner-scoped: another user's task does not exist for the caller (404). The status columns
+change only through `dragdl.runner.transitions`, which writes the status event in the same
+transaction; the runner is woken after each change so it acts at once.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any
+
+from fastapi import HTTPException, status
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS, Runner, WorkerConfig
+from dragdl.runner.scheduler import Scheduler, train_device
+from dragdl.runner.transitions import add_event, finish, guarded_update
+from dragdl.server.db.models import Model, Task, TaskEvent, TaskStatus, User
+from dragdl.server.schemas.tasks import TaskCreate, TaskLog, TaskResources
+from dragdl.server.services import graphs as graph_service
+from dragdl.server.services.data_context import check_graph_policy, data_context_for
+from dragdl.server.services.graphs import GraphRejected
+from dragdl.server.settings import Settings
+
+LOG_CHUNK_BYTES = 64 * 1024
+KILL_TIMEOUT_S = 30.0
+EVENTS_PAGE = 500
+
+
+def create_runner(settings: Settings, sessions: sessionmaker[Session], eager: bool = False) -> Scheduler:
+    """The server's runner (Ray starts once there is work, or at once when `eager`; see
+    `dragdl.runner.scheduler`)."""
+    from dragdl.runner.ray_runner import create_ray_runner
+
+    def context_for(db: Session, user: User) -> Any:
+        return data_context_for(db, settings, user)
+
+    return create_ray_runner(
+        sessions,
+        WorkerConfig(settings.database_url, settings.data_dir),
+        context_for,
+        ray_address=settings.ray_address,
+        max_running_per_user=settings.max_running_per_user,
+        stop_timeout_s=settings.stop_timeout_s,
+        eager=eager,
+    )
+
+
+def _wake(runner: Runner | None) -> None:
+    if runner is not None:
+        runner.wake()
+
+
+# --- submission -----------------------------------------------------------------------------------
+
+
+def check_graph(db: Session, settings: Settings, user: User, raw: dict[str, Any]) -> dict[str, Any]:
+    """The graph to store, after the policy and full engine validation; GraphRejected (422) otherwise."""
+    data = graph_service.parse(raw)[1]
+    refused = check_graph_policy(data, user)
+    if refused:
+        raise GraphRejected("the graph reads server paths", refused)
+    from dragdl.engine.graph.validate import validate_graph
+
+    result = validate_graph(data, data_context_for(db, settings, user))
+    if not result.ok:
+        raise GraphRejected("the graph does not validate", result.errors)
+    return data
+
+
+def resources_for(requested: TaskResources, graph: dict[str, Any]) -> dict[str, float | None]:
+    device = train_device(graph)
+    gpus = requested.gpus
+    if gpus is None and device in ("cuda", "cpu"):
+        gpus = 1.0 if device == "cuda" else 0.0
+    if device == "cuda" and gpus == 0:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            "the train node's device is cuda: resources.gpus must be at least 1",
+        )
+    return {"cpus": requested.cpus, "gpus": gpus}
+
+
+def _queue(
+    db: Session,
+    user: User,
+    data: dict[str, Any],
+    name: str,
+    graph_id: str | None,
+    priority: int,
+    resources: dict[str, float | None],
+    message: str,
+) -> Task:
+    task = Task(
+        owner_id=user.id,
+        name=name,
+        graph_id=graph_id,
+        graph_snapshot=data,
+        status=TaskStatus.QUEUED,
+        priority=priority,
+        resources=resources,
+        max_attempts=DEFAULT_MAX_ATTEMPTS,
+    )
+    db.add(task)
+    db.flush()
+    add_event(db, task.id, "status", {"status": TaskStatus.QUEUED.value, "message": message})
+    db.commit()
+    return task
+
+
+def submit(db: Session, settings: Settings, user: User, body: TaskCreate, runner: Runner | None) -> Task:
+    graph_id = None
+    if body.graph_id is not None:
+        row = graph_service.get_graph(db, user, body.graph_id)
+        if row is None or row.owner_id != user.id:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no graph {body.graph_id!r}")
+        raw, graph_id, default_name = graph_service.current_data(db, row), row.id, row.name
+    else:
+        assert body.graph is not None
+        raw, default_name = body.graph, str(body.graph.get("name") or "task")
+    data = check_graph(db, settings, user, raw)
+    resources = resources_for(body.resources, data)
+    task = _queue(
+        db, user, data, body.name or default_name[:200], graph_id, body.priority, resources, "submitted"
+    )
+    _wake(runner)
+    return task
+
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+def list_tasks(
+    db: Session, user: User, status_filter: TaskStatus | None, offset: int, limit: int
+) -> tuple[list[Task], int]:
+    """The user's tasks, newest first."""
+    where = [Task.owner_id == user.id]
+    if status_filter is not None:
+        where.append(Task.status == status_filter)
+    count = db.scalar(select(func.count()).select_from(Task).where(*where)) or 0
+    query = (
+        select(Task)
+        .where(*where)
+        .order_by(Task.created_at.desc(), Task.id.desc())
+        .offset(offset)
+        .limit(limit)
+    )
+    return list(db.scalars(query)), count
+
+
+def get_task(db: Session, user: User, task_id: str) -> Task:
+    """The user's task (administrators: anyone's); another user's task does not exist for them (404)."""
+    query = select(Task).where(Task.id == task_id)
+    if not user.is_admin:
+        query = query.where(Task.owner_id == user.id)
+    task = db.scalar(query)
+    if task is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_id!r}")
+    return task
+
+
+def train_config(task: Task) -> dict[str, Any]:
+    from dragdl.engine.train.config import TrainConfig
+
+    for node in task.graph_snapshot.get("nodes", []):
+        if str(node.get("type", "")).startswith("train."):
+            params = node.get("params") or {}
+            try:
+                return TrainConfig.model_validate(params).model_dump()
+            except ValueError:
+                return dict(params)
+    return {}
+
+
+def events_after(db: Session, task_id: str, after_id: int, limit: int = EVENTS_PAGE) -> list[TaskEvent]:
+    query = (
+        select(TaskEvent)
+        .where(TaskEvent.task_id == task_id, TaskEvent.id > after_id)
+        .order_by(TaskEvent.id)
+        .limit(limit)
+    )
+    return list(db.scalars(query))
+
+
+def task_status(db: Session, task_id: str) -> TaskStatus | None:
+    return db.scalar(select(Task.status).where(Task.id == task_id))
+
+
+def metric_events(db: Session, task_id: str, scope: str | None) -> list[TaskEvent]:
+    rows = db.scalars(
+        select(TaskEvent)
+        .where(TaskEvent.task_id == task_id, TaskEvent.kind == "metric")
+        .order_by(TaskEvent.id)
+    )
+    return [row for row in rows if scope is None or row.data.get("scope") == scope]
+
+
+def read_log(settings: Settings, task: Task, offset: int, limit: int = LOG_CHUNK_BYTES) -> TaskLog:
+    """Up to `limit` bytes of log.txt from `offset`, cut after the last whole line when there is more."""
+    path = settings.artifacts_dir / task.id / "log.txt"
+    if not path.is_file():
+        return TaskLog(text="", offset=0, next_offset=0, size=0)
+    size = path.stat().st_size
+    offset = min(offset, size)
+    with path.open("rb") as f:
+        f.seek(offset)
+        chunk = f.read(limit)
+    if offset + len(chunk) < size and b"\n" in chunk:
+        chunk = chunk[: chunk.rindex(b"\n") + 1]
+    text = chunk.decode("utf-8", errors="replace")
+    return TaskLog(text=text, offset=offset, next_offset=offset + len(chunk), size=size)
+
+
+def read_report(settings: Settings, task: Task) -> dict[str, Any]:
+    """report.json of the run: test metrics, per-class precision/recall/F1, confusion matrix, history."""
+    path = settings.artifacts_dir / task.id / "report.json"
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        report = None  # written atomically: unreadable means not there
+    if not isinstance(report, dict):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"task {task.id} has no report yet")
+    return report
+
+
+# --- actions --------------------------------------------------------------------------------------
+
+
+def _conflict(task: Task, action: str) -> HTTPException:
+    return HTTPException(
+        status.HTTP_409_CONFLICT, f"task {task.id} is {task.status.value}: cannot {action} it"
+    )
+
+
+def stop_task(db: Session, task: Task, runner: Runner | None) -> Task:
+    """A queued task stops at once; a running one checkpoints first (killed after the stop timeout)."""
+    if task.status == TaskStatus.QUEUED:
+        finish(
+            db, task.id, TaskStatus.STOPPED, "stopped before it started", from_statuses=(TaskStatus.QUEUED,)
+        )
+        db.refresh(task)
+    if task.status == TaskStatus.RUNNING:
+        if not task.stop_requested and guarded_update(
+            db, [Task.id == task.id, Task.status == TaskStatus.RUNNING], stop_requested=True
+        ):
+            db.commit()
+            _wake(runner)
+        db.refresh(task)
+    if task.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+        raise _conflict(task, "stop")
+    return task
+
+
+def retry_task(db: Session, task: Task, runner: Runner | None) -> Task:
+    """FAILED or STOPPED -> QUEUED, resuming from the newest checkpoint, with a fresh retry budget."""
+    retryable = (TaskStatus.FAILED, TaskStatus.STOPPED)
+    ok = guarded_update(
+        db,
+        [Task.id == task.id, Task.status.in_(retryable)],
+        status=TaskStatus.QUEUED,
+        resume=True,
+        stop_requested=False,
+        error=None,
+        finished_at=None,
+        max_attempts=Task.attempts + DEFAULT_MAX_ATTEMPTS,
+    )
+    if not ok:
+        db.rollback()
+        raise _conflict(task, "retry")
+    message = "retry requested: resuming from the last checkpoint"
+    add_event(db, task.id, "status", {"status": TaskStatus.QUEUED.value, "message": message})
+    db.commit()
+    db.refresh(task)
+    _wake(runner)
+    return task
+
+
+def clone_task(db: Session, settings: Settings, user: User, task: Task, runner: Runner | None) -> Task:
+    """A new queued task training the same graph from scratch (validated again: data may have changed)."""
+    data = check_graph(db, settings, user, task.graph_snapshot)
+    requested = dict(task.resources or {})
+    name = f"{task.name} (copy)"[:200]
+    clone = _queue(
+        db, user, data, name, task.graph_id, task.priority, requested, f"cloned from task {task.id}"
+    )
+    _wake(runner)
+    return clone
+
+
+def delete_task(db: Session, settings: Settings, task: Task, runner: Runner | None) -> None:
+    """Kill a running worker first, then remove the task, its events and its artifacts folder.
+
+    A model trained by the task keeps its bundle (model.json, weights, report); only the checkpoints
+    go. The model row then belongs to no task and deleting the model removes the folder.
+    """
+    if task.status == TaskStatus.RUNNING:
+        guarded_update(db, [Task.id == task.id, Task.status == TaskStatus.RUNNING], stop_requested=True)
+        db.commit()
+        if runner is not None and not runner.kill(task.id, KILL_TIMEOUT_S):
+            raise HTTPException(status.HTTP_409_CONFLICT, f"the worker of task {task.id} could not be killed")
+    active = (TaskStatus.QUEUED, TaskStatus.RUNNING)
+    finish(db, task.id, TaskStatus.STOPPED, "deleted", from_statuses=active)
+    has_model = (db.scalar(select(func.count()).select_from(Model).where(Model.task_id == task.id)) or 0) > 0
+    folder = settings.artifacts_dir / task.id
+    db.delete(task)
+    db.commit()
+    shutil.rmtree(folder / "checkpoints" if has_model else folder, ignore_errors=True)

@@ -1,0 +1,176 @@
+"""The database reporter: throttling, task columns, fencing, and a resumed run's history without repeats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from dragdl.engine.train.events import (
+    ErrorEvent,
+    LogEvent,
+    MetricEvent,
+    ProgressEvent,
+    StartEvent,
+    StatusEvent,
+)
+from dragdl.runner.base import WorkerConfig
+from dragdl.runner.reporter import DBReporter, merge_best
+from dragdl.server.db.models import Task, TaskEvent, TaskStatus
+
+from .conftest import MakeTask
+
+SPE = 10  # steps per epoch
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def running_task(make_task: MakeTask, make_user: Any, ref: str) -> Task:
+    return make_task(make_user("alice"), status=TaskStatus.RUNNING, attempts=1, worker_ref=ref)
+
+
+def reporter(
+    sessions: sessionmaker[Session], config: WorkerConfig, task: Task, ref: str, clock: Clock
+) -> DBReporter:
+    return DBReporter(sessions, task.id, ref, config.data_dir, clock=clock)
+
+
+def start(epochs: int = 3, epoch: int | None = None, step: int | None = None) -> StartEvent:
+    return StartEvent(epochs, SPE, 100, 10, 10, "cpu", 5, 5, resumed_from_epoch=epoch, resumed_from_step=step)
+
+
+def epoch_metric(epoch: int, loss: float) -> MetricEvent:
+    return MetricEvent("epoch", epoch, epoch * SPE, {"loss": loss, "val_accuracy": 1 - loss, "lr": 0.1})
+
+
+def events(sessions: sessionmaker[Session], task: Task, kind: str | None = None) -> list[dict[str, Any]]:
+    with sessions() as db:
+        query = select(TaskEvent).where(TaskEvent.task_id == task.id).order_by(TaskEvent.id)
+        if kind is not None:
+            query = query.where(TaskEvent.kind == kind)
+        return [row.data for row in db.scalars(query)]
+
+
+def load(sessions: sessionmaker[Session], task: Task) -> Task:
+    with sessions() as db:
+        row = db.get(Task, task.id)
+        assert row is not None
+        return row
+
+
+def test_progress_and_step_metrics_are_throttled_but_epochs_are_not(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_task: MakeTask, make_user: Any
+) -> None:
+    task = running_task(make_task, make_user, "ref-1")
+    clock = Clock()
+    rep = reporter(sessions, config, task, "ref-1", clock)
+    rep.emit(start())
+    for step in range(1, SPE + 1):
+        rep.emit(ProgressEvent(1, step, SPE))
+        rep.emit(MetricEvent("step", 1, step, {"loss": 1.0}))
+    rep.emit(epoch_metric(1, 0.5))
+    clock.now += 0.6
+    rep.emit(ProgressEvent(2, 3, SPE))
+    rep.emit(StatusEvent("running"))  # status and errors are the worker's to write, with the status column
+    rep.emit(ErrorEvent("x", "y"))
+    rep.emit(LogEvent("info", "hello"))
+    kinds = [e["type"] for e in events(sessions, task)]
+    assert kinds == ["start", "progress", "metric", "metric", "progress", "log"]
+    row = load(sessions, task)
+    assert row.epoch == 2 and row.progress == 13 / 30
+    assert row.best_metrics == {"loss": 0.5, "val_accuracy": 0.5}
+    assert row.heartbeat_at is not None
+
+
+def test_a_resumed_run_keeps_each_epoch_once(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_task: MakeTask, make_user: Any
+) -> None:
+    task = running_task(make_task, make_user, "ref-1")
+    clock = Clock()
+    first = reporter(sessions, config, task, "ref-1", clock)
+    first.emit(start())
+    for epoch, loss in ((1, 0.9), (2, 0.7)):
+        clock.now += 1
+        first.emit(MetricEvent("step", epoch, epoch * SPE - 5, {"loss": loss}))
+        first.emit(epoch_metric(epoch, loss))
+    clock.now += 1
+    first.emit(
+        MetricEvent("step", 3, 2 * SPE + 4, {"loss": 0.1})
+    )  # after the last checkpoint (end of epoch 2)
+    first.emit(epoch_metric(3, 0.1))  # recorded, but the worker died before checkpointing epoch 3
+    kept = [e for e in events(sessions, task, "metric") if e["scope"] == "epoch"][:2]
+    # Attempt 2 resumes from the checkpoint at the end of epoch 2, in epoch 3.
+    with sessions() as db:
+        db.execute(update(Task).where(Task.id == task.id).values(worker_ref="ref-2", attempts=2))
+        db.commit()
+    second = reporter(sessions, config, task, "ref-2", clock)
+    second.emit(start(epoch=3, step=0))
+    assert load(sessions, task).best_metrics["loss"] == 0.7  # epoch 3's 0.1 is gone with it
+    second.emit(epoch_metric(1, 0.9))  # the trainer replays its history first
+    second.emit(epoch_metric(2, 0.7))
+    second.emit(epoch_metric(3, 0.2))
+    second.emit(MetricEvent("test", 3, 3 * SPE, {"test_accuracy": 0.8}))
+    metrics = events(sessions, task, "metric")
+    assert [(m["scope"], m["epoch"]) for m in metrics] == [
+        ("step", 1),
+        ("epoch", 1),
+        ("step", 2),
+        ("epoch", 2),
+        ("epoch", 3),
+        ("test", 3),
+    ]
+    assert [m for m in metrics if m["scope"] == "epoch"][:2] == kept  # nothing before the checkpoint is lost
+    assert metrics[4]["values"]["loss"] == 0.2
+    row = load(sessions, task)
+    assert row.best_metrics == {"loss": 0.2, "val_accuracy": 0.8, "test_accuracy": 0.8}
+    assert [e["resumed_from_epoch"] for e in events(sessions, task, "start")] == [None, 3]
+
+
+def test_a_resume_without_checkpoint_starts_the_history_over(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_task: MakeTask, make_user: Any
+) -> None:
+    task = running_task(make_task, make_user, "ref-1")
+    first = reporter(sessions, config, task, "ref-1", Clock())
+    first.emit(start())
+    first.emit(MetricEvent("step", 1, 3, {"loss": 1.0}))
+    reporter(sessions, config, task, "ref-1", Clock()).emit(start())
+    assert events(sessions, task, "metric") == []
+
+
+def test_an_attempt_that_lost_the_task_writes_nothing_more(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_task: MakeTask, make_user: Any
+) -> None:
+    task = running_task(make_task, make_user, "ref-1")
+    rep = reporter(sessions, config, task, "ref-1", Clock())
+    rep.emit(LogEvent("info", "mine"))
+    with sessions() as db:
+        db.execute(update(Task).where(Task.id == task.id).values(worker_ref="ref-2"))
+        db.commit()
+    rep.emit(LogEvent("info", "not mine"))
+    rep.emit(epoch_metric(1, 0.5))
+    assert rep.lost
+    assert [e["message"] for e in events(sessions, task)] == ["mine"]
+
+
+def test_artifact_paths_are_shown_relative_to_the_data_dir(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_task: MakeTask, make_user: Any
+) -> None:
+    from dragdl.engine.train.events import ArtifactEvent
+
+    task = running_task(make_task, make_user, "ref-1")
+    path = config.data_dir / "artifacts" / task.id / "checkpoints" / "ckpt-0001-0000010.pt"
+    reporter(sessions, config, task, "ref-1", Clock()).emit(ArtifactEvent("checkpoint", str(path)))
+    assert events(sessions, task)[0]["path"] == f"artifacts/{task.id}/checkpoints/ckpt-0001-0000010.pt"
+
+
+def test_best_metrics_take_the_lowest_loss_and_the_highest_score() -> None:
+    best = merge_best({}, {"loss": 0.5, "accuracy": 0.7, "lr": 0.1, "epoch_time_s": 3.0})
+    best = merge_best(best, {"loss": 0.6, "accuracy": 0.8, "val_loss": float("nan")})
+    assert best == {"loss": 0.5, "accuracy": 0.8}
