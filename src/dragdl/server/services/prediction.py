@@ -13,11 +13,12 @@ torch and the engine are imported inside the functions that need them: the serve
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import threading
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,44 +179,50 @@ class _Item:
 
 @dataclass
 class _Batcher:
-    """The queue of one model. Its worker task runs while images wait and ends when none do."""
+    """The queue of one model. Its worker task runs while images wait and ends when none do.
+
+    Waiting for more images waits on an Event, never on a queue `get`: a timed-out `wait_for`
+    around `Queue.get` can drop the item it was handed at that moment (Python < 3.12), which
+    would leave that request waiting for ever. Items only ever leave the deque synchronously.
+    """
 
     pool: ThreadPoolExecutor
     max_batch: int
     window_s: float
-    queue: asyncio.Queue[_Item] = field(default_factory=asyncio.Queue)
+    queue: deque[_Item] = field(default_factory=deque)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
     worker: asyncio.Task[None] | None = None
 
     def submit(self, bundle: Bundle, tensor: Tensor) -> asyncio.Future[list[float]]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[float]] = loop.create_future()
-        self.queue.put_nowait(_Item(bundle, tensor, future))
+        self.queue.append(_Item(bundle, tensor, future))
+        self.arrived.set()
         if self.worker is None or self.worker.done():
             self.worker = loop.create_task(self._run())
         return future
 
     async def _collect(self) -> list[_Item]:
         loop = asyncio.get_running_loop()
-        batch = [self.queue.get_nowait()]
+        batch = [self.queue.popleft()]
         deadline = loop.time() + self.window_s
         while len(batch) < self.max_batch:
-            if not self.queue.empty():
-                batch.append(self.queue.get_nowait())
+            if self.queue:
+                batch.append(self.queue.popleft())
                 continue
             remaining = deadline - loop.time()
             if remaining <= 0:
                 break
-            try:
-                batch.append(await asyncio.wait_for(self.queue.get(), remaining))
-            except TimeoutError:
-                break
+            self.arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.arrived.wait(), remaining)
         return batch
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         # Ends as soon as the queue is empty; submit() starts a new worker for the next image. No
         # await separates the emptiness check from the end, so no image can be left behind.
-        while not self.queue.empty():
+        while self.queue:
             batch = [item for item in await self._collect() if not item.future.done()]
             # Requests that arrived across a reload of the model hold different bundles.
             groups: dict[int, list[_Item]] = {}
