@@ -245,6 +245,21 @@ def test_dataset_upload_shows_progress_refusals_and_a_preview(
     assert "120" in page.locator(".datasets-table").inner_text()
     page.screenshot(path=artifacts / "datasets.png")
 
+    # "Use in editor": the dataset becomes the graph's dataset node, chosen by name in its properties.
+    dataset_id = page.locator("tr", has_text="UI digits 0-2").get_attribute("data-dataset")
+    page.get_by_role("button", name="Use in editor: UI digits 0-2").click()
+    page.locator('.react-flow__node[data-id="uploaded-1"]').wait_for(timeout=60_000)
+    assert "UI digits 0-2" in page.locator('.react-flow__node[data-id="uploaded-1"]').inner_text()
+    choice = page.locator('.props__node[data-node="uploaded-1"] select[data-input="dataset-select"]')
+    page.wait_for_function(
+        "id => document.querySelector('select[data-input=\"dataset-select\"]')?.value === id", arg=dataset_id
+    )
+    assert "UI digits 0-2" in choice.inner_text()
+    assert "120 images · 3 classes" in page.locator("[data-dataset-summary]").inner_text()
+    page.locator(".toolbar .status", has_text="1 problem").wait_for()  # valid data, no train node yet
+    page.screenshot(path=artifacts / "dataset-in-editor.png")
+    page.get_by_role("link", name="Upload or preview datasets").click()
+
     row = page.locator("tr", has_text="UI digits 0-2")
     row.get_by_role("button", name="Delete: UI digits 0-2").click()
     page.locator("dialog [data-confirm]").click()

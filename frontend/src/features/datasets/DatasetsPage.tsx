@@ -14,6 +14,7 @@ import {
   type Upload,
   type UploadProgress,
 } from './api';
+import { openDatasetInEditor } from './openInEditor';
 import './datasets.css';
 
 // The preview brings ECharts (the per-class bar chart): loaded when a dataset is opened.
@@ -230,6 +231,19 @@ export default function DatasetsPage() {
                         aria-label={`${t('datasets.preview')}: ${dataset.name}`}
                       >
                         {t('datasets.preview')}
+                      </button>
+                      <button
+                        type="button"
+                        className="btn btn--small btn--primary"
+                        data-action="use-in-editor"
+                        onClick={() => {
+                          if (openDatasetInEditor(dataset))
+                            notify({ kind: 'success', message: t('datasets.usedInEditor', { name: dataset.name }) });
+                          else notify({ kind: 'error', message: t('datasets.useFailed') });
+                        }}
+                        aria-label={`${t('datasets.useInEditor')}: ${dataset.name}`}
+                      >
+                        {t('datasets.useInEditor')}
                       </button>
                       <button
                         type="button"

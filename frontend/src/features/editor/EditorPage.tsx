@@ -9,11 +9,23 @@ import {
   type Edge,
   type FinalConnectionState,
 } from '@xyflow/react';
-import { useCallback, useLayoutEffect, useMemo, useRef, useState, type ChangeEvent, type DragEvent } from 'react';
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ChangeEvent,
+  type DragEvent,
+} from 'react';
 import { useTranslation } from 'react-i18next';
-import type { SavedGraph } from '../../api/endpoints';
-import type { GraphSpec } from '../../api/types';
+import { ApiError, validateGraph, type SavedGraph } from '../../api/endpoints';
+import type { GraphError, GraphSpec } from '../../api/types';
+import { navigate } from '../../app/router';
+import { pathFor } from '../../app/routes';
 import { useNotify } from '../../ui/toast';
+import { submitTask } from '../tasks/api';
 import type { CatalogIndex } from '../catalog/catalogIndex';
 import { useCatalog } from '../catalog/CatalogProvider';
 import { ConnectionHint, connectionBetween, useRefusalText } from './ConnectionHint';
@@ -21,23 +33,33 @@ import { CodeDialog } from './dialogs/CodeDialog';
 import { OpenDialog } from './dialogs/OpenDialog';
 import { ShortcutsDialog } from './dialogs/ShortcutsDialog';
 import { TemplatesDialog } from './dialogs/TemplatesDialog';
+import { TrainDialog, type TrainStep } from './dialogs/TrainDialog';
 import { VersionsDialog } from './dialogs/VersionsDialog';
 import { edgeTypes } from './edges/ShapeEdgeView';
 import { createEditorViewStore, EditorViewContext, type EditorView } from './EditorContext';
 import { checkConnection, nodeTitle } from './logic/connection';
-import { flowToGraph, graphToFlow, parseGraphJson } from './logic/convert';
+import { flowToGraph, graphToFlow, parseGraphJson, validationKey } from './logic/convert';
 import { findFreeSpot } from './logic/placement';
+import {
+  epochsOf,
+  epochsRange,
+  firstFailingNode,
+  graphProblemsOf,
+  mergeErrors,
+  trainNodeOf,
+  withEpochs,
+} from './logic/train';
 import type { EditorEdge, EditorNode } from './logic/types';
 import { nodeTypes } from './nodes/nodeTypes';
 import { DRAG_MIME, Palette } from './panels/Palette';
 import { ProblemsPanel } from './panels/ProblemsPanel';
 import { PropertyPanel } from './panels/PropertyPanel';
 import { Toolbar } from './panels/Toolbar';
-import { downloadJson, fileNameFor, loadDraft } from './storage';
+import { downloadJson, fileNameFor, loadDraft, takeFocusRequest } from './storage';
 import { useEditor } from './useEditor';
 import { useShortcuts } from './useShortcuts';
 import { graphKey, useServerGraph } from './useServerGraph';
-import { groupErrors, useValidation } from './useValidation';
+import { groupErrors, useValidation, type ValidationState } from './useValidation';
 
 const EMPTY_GRAPH: GraphSpec = { version: 1, name: 'Untitled', description: '', nodes: [], edges: [] };
 /** Where a dropped node's top-left lands relative to the pointer: the pointer holds its header. */
@@ -61,7 +83,13 @@ const DELETE_KEYS = ['Delete', 'Backspace'];
 const MULTI_SELECTION_KEYS = ['Meta', 'Control'];
 const FIT_VIEW_OPTIONS = { padding: 0.15, maxZoom: 1.2 };
 
-type Dialog = null | 'templates' | 'shortcuts' | 'open' | 'versions' | { code: GraphSpec };
+type Dialog = null | 'templates' | 'shortcuts' | 'open' | 'versions' | 'train' | { code: GraphSpec };
+
+/** Problems the server found when Train checked or submitted the graph, while it is unchanged. */
+interface TrainProblems {
+  key: string;
+  errors: GraphError[];
+}
 
 function Editor({ catalog }: { catalog: CatalogIndex }) {
   const { t } = useTranslation();
@@ -73,14 +101,29 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
   const [fitOnInit] = useState(() => initial.nodes.length > 0);
   const editor = useEditor(catalog, initial);
   const { nodes, edges } = editor;
-  const validation = useValidation(editor.graph);
+  const liveValidation = useValidation(editor.graph);
   const server = useServerGraph(editor.graph);
   const [dialog, setDialog] = useState<Dialog>(null);
+  const [problemsOpen, setProblemsOpen] = useState(true);
+  const [training, setTraining] = useState<'checking' | 'starting' | null>(null);
+  const [trainProblems, setTrainProblems] = useState<TrainProblems | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
 
   // Latest nodes/edges for callbacks React Flow keeps (isValidConnection runs on every move).
-  const latest = useRef({ nodes, edges });
-  latest.current = { nodes, edges };
+  const latest = useRef({ nodes, edges, graph: editor.graph });
+  latest.current = { nodes, edges, graph: editor.graph };
+
+  // What Train heard from the server is shown like live validation (badges, fields, Problems)
+  // until the graph changes; then live validation alone speaks again.
+  const graphKeyNow = useMemo(() => validationKey(editor.graph), [editor.graph]);
+  const extraErrors = trainProblems && trainProblems.key === graphKeyNow ? trainProblems.errors : null;
+  const validation = useMemo<ValidationState>(() => {
+    if (!extraErrors) return liveValidation;
+    const result = liveValidation.result ?? { ok: false, errors: [], shapes: {}, dataset: null, model_inputs: {} };
+    const errors = mergeErrors(result.errors, extraErrors);
+    const status = liveValidation.status === 'empty' ? 'done' : liveValidation.status;
+    return { ...liveValidation, status, result: { ...result, ok: errors.length === 0, errors } };
+  }, [liveValidation, extraErrors]);
 
   // `nodes` is a new array on every drag frame and keystroke; the set of ids changes only when
   // nodes come or go. Keyed on the ids, errorsByNode and the view stay the same objects meanwhile,
@@ -226,6 +269,12 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
     },
     [editor, flow],
   );
+  // Another page put a node in the draft (Datasets' "Use in editor"): select it, so its properties show.
+  const { selectOnly } = editor;
+  useEffect(() => {
+    const nodeId = takeFocusRequest();
+    if (nodeId && latest.current.nodes.some((node) => node.id === nodeId)) selectOnly([nodeId]);
+  }, [selectOnly]);
   const titleOf = useCallback(
     (nodeId: string) => {
       const node = nodes.find((n) => n.id === nodeId);
@@ -234,11 +283,86 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
     [nodes, catalog],
   );
 
+  // --- train ---------------------------------------------------------------------------------------
+  /** Problems found by Train: keep them on the nodes, open the list and show the first node. */
+  const showTrainProblems = useCallback(
+    (errors: GraphError[], key: string, title: string) => {
+      setTrainProblems({ key, errors });
+      setProblemsOpen(true);
+      const first = firstFailingNode(errors, new Set(latest.current.nodes.map((node) => node.id)));
+      if (first) focusNode(first);
+      notify({ kind: 'error', title, message: t('train.invalid', { count: errors.length }) });
+    },
+    [focusNode, notify, t],
+  );
+  /** Train: check the graph now (live validation may be behind), then the dialog. */
+  const train = useCallback(async () => {
+    if (training || dialog) return;
+    const graph = latest.current.graph;
+    if (!graph.nodes.length) {
+      notify({ kind: 'info', title: t('train.notReady'), message: t('train.empty') });
+      return;
+    }
+    setTraining('checking');
+    try {
+      const result = await validateGraph(graph);
+      if (result.errors.length) showTrainProblems(result.errors, validationKey(graph), t('train.notReady'));
+      else setDialog('train');
+    } catch (error) {
+      notify({ kind: 'error', message: t('train.checkFailed', { message: (error as Error).message }) });
+    } finally {
+      setTraining(null);
+    }
+  }, [training, dialog, notify, t, showTrainProblems]);
+  const trainSchema = useMemo(() => {
+    const node = trainNodeOf(editor.graph);
+    return node ? catalog.byType.get(node.type)?.params_schema : undefined;
+  }, [catalog, editor.graph]);
+  /** From the dialog: the epochs go into the train node, the graph is saved, the task queued. */
+  const startTraining = useCallback(
+    async (options: { name: string; epochs: number | null }, onStep: (step: TrainStep) => void) => {
+      const current = latest.current.graph;
+      const graph = options.epochs === null ? current : withEpochs(current, options.epochs);
+      const trainNode = trainNodeOf(graph);
+      if (graph !== current && trainNode) editor.updateParam(trainNode.id, 'epochs', options.epochs ?? undefined);
+      setTraining('starting');
+      try {
+        let source: { graph_id: string } | { graph: GraphSpec };
+        try {
+          const link = server.link && !server.dirty && graph === current ? server.link : await server.save(graph);
+          source = { graph_id: link.id };
+        } catch (error) {
+          // Saving is not possible (storage full, no rights): train the graph as it is all the same.
+          notify({ kind: 'info', message: t('train.unsaved', { message: (error as Error).message }) });
+          source = { graph };
+        }
+        onStep('submitting');
+        let task;
+        try {
+          task = await submitTask(source, options.name);
+        } catch (error) {
+          const problems = error instanceof ApiError && error.status === 422 ? graphProblemsOf(error.body) : null;
+          if (!problems?.length) throw error;
+          setDialog(null);
+          showTrainProblems(problems, validationKey(graph), t('train.refused'));
+          return;
+        }
+        notify({ kind: 'success', message: t('train.started', { name: task.name }) });
+        setDialog(null);
+        navigate(pathFor('tasks', task.id));
+      } finally {
+        setTraining(null);
+      }
+    },
+    [editor, server, notify, t, showTrainProblems],
+  );
+
   useShortcuts(
     {
       save: () => {
         if (!server.saving) save().catch(() => undefined);
       },
+      train: () => void train(),
       undo: editor.undo,
       redo: editor.redo,
       copy: () => {
@@ -255,6 +379,7 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
   );
 
   const stale = validation.status === 'pending';
+  const toggleProblems = () => setProblemsOpen((open) => !open);
   return (
     <EditorViewContext.Provider value={viewStore}>
       <div className="editor">
@@ -280,6 +405,8 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
           onFit={fit}
           onCode={() => setDialog({ code: editor.graph })}
           onShortcuts={() => setDialog('shortcuts')}
+          onTrain={() => void train()}
+          training={training}
         />
         <input
           ref={fileInput}
@@ -336,7 +463,14 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
                 </div>
               )}
             </div>
-            <ProblemsPanel errors={errors} titleOf={titleOf} onFocusNode={focusNode} stale={stale} />
+            <ProblemsPanel
+              errors={errors}
+              titleOf={titleOf}
+              onFocusNode={focusNode}
+              stale={stale}
+              open={problemsOpen}
+              onToggle={toggleProblems}
+            />
           </div>
           <PropertyPanel
             catalog={catalog}
@@ -378,6 +512,17 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
             setDialog(null);
             openSaved(saved);
           }}
+        />
+      )}
+      {dialog === 'train' && (
+        <TrainDialog
+          name={editor.meta.name}
+          epochs={epochsOf(editor.graph, trainSchema)}
+          range={epochsRange(trainSchema)}
+          nodeCount={nodes.length}
+          dataset={validation.result?.dataset ?? null}
+          onSubmit={startTraining}
+          onClose={() => setDialog(null)}
         />
       )}
       {dialog && typeof dialog === 'object' && (

@@ -74,3 +74,25 @@ export function storeLink(link: ServerLink | null): void {
     // the link is a convenience; the draft itself is stored separately
   }
 }
+
+const FOCUS_KEY = 'dragdl.editor.focus';
+
+/** Ask the editor to select a node when it opens next (another page put it in the draft). */
+export function requestFocus(nodeId: string): void {
+  try {
+    sessionStorage.setItem(FOCUS_KEY, nodeId);
+  } catch {
+    // only a convenience
+  }
+}
+
+/** The node another page asked to select, once. */
+export function takeFocusRequest(): string | null {
+  try {
+    const value = sessionStorage.getItem(FOCUS_KEY);
+    sessionStorage.removeItem(FOCUS_KEY);
+    return value;
+  } catch {
+    return null;
+  }
+}

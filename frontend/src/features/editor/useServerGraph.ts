@@ -17,25 +17,36 @@ export function useServerGraph(graph: GraphSpec) {
 
   const dirty = link === null ? graph.nodes.length > 0 : link.savedKey !== graphKey(graph);
 
-  /** Save the canvas as it is now; a graph deleted on the server is saved again as a new one. */
-  const save = useCallback(async (): Promise<ServerLink> => {
-    const graphNow = latest.current;
-    setSaving(true);
-    try {
-      let result: SavedGraph;
+  /**
+   * Save the canvas as it is now (or `graph`, the canvas about to be: Train saves its epochs
+   * override with it); a graph deleted on the server is saved again as a new one.
+   */
+  const save = useCallback(
+    async (graph?: GraphSpec): Promise<ServerLink> => {
+      const graphNow = graph ?? latest.current;
+      setSaving(true);
       try {
-        result = await saveGraph(link?.id ?? null, graphNow.name, graphNow);
-      } catch (error) {
-        if (!(link && error instanceof ApiError && error.status === 404)) throw error;
-        result = await saveGraph(null, graphNow.name, graphNow);
+        let result: SavedGraph;
+        try {
+          result = await saveGraph(link?.id ?? null, graphNow.name, graphNow);
+        } catch (error) {
+          if (!(link && error instanceof ApiError && error.status === 404)) throw error;
+          result = await saveGraph(null, graphNow.name, graphNow);
+        }
+        const next = {
+          id: result.id,
+          name: result.name,
+          version: result.current_version,
+          savedKey: graphKey(graphNow),
+        };
+        setLink(next);
+        return next;
+      } finally {
+        setSaving(false);
       }
-      const next = { id: result.id, name: result.name, version: result.current_version, savedKey: graphKey(graphNow) };
-      setLink(next);
-      return next;
-    } finally {
-      setSaving(false);
-    }
-  }, [link]);
+    },
+    [link],
+  );
 
   /** The canvas now shows `saved`; `key` is the graph as the canvas writes it back. */
   const adopt = useCallback((saved: SavedGraph, key: string) => {

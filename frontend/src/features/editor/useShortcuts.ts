@@ -4,6 +4,7 @@ import { useEffect, useRef } from 'react';
 
 export interface ShortcutActions {
   save: () => void;
+  train: () => void;
   undo: () => void;
   redo: () => void;
   copy: () => void;
@@ -34,6 +35,12 @@ export function useShortcuts(actions: ShortcutActions, enabled: boolean): void {
         // Saving works from anywhere in the editor, a field included.
         event.preventDefault();
         run.save();
+        return;
+      }
+      if (mod && event.key === 'Enter') {
+        // Train from anywhere in the editor too: a field's value is already in the graph.
+        event.preventDefault();
+        run.train();
         return;
       }
       // Inside a field the browser's own undo, copy and paste apply.

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, navigate } from '../../app/router';
+import { pathFor } from '../../app/routes';
+import { listModels } from '../models/api';
 import { useNotify } from '../../ui/toast';
 import { deleteTask, getTask } from '../tasks/api';
 import { elapsedSeconds, formatDuration, formatNumber, formatPercent, isActive, isFinal } from '../tasks/format';
@@ -36,6 +38,42 @@ function ConnectionDot({ connection }: { connection: Connection }) {
       <span className="live__dot" aria-hidden="true" />
       {t(`monitor.connection.${connection}`)}
     </span>
+  );
+}
+
+const MODEL_TRIES = 5;
+const MODEL_RETRY_MS = 2000;
+
+/** A finished run's model, one click away: its prediction page. */
+function PredictLink({ taskId, succeeded }: { taskId: string; succeeded: boolean }) {
+  const { t } = useTranslation();
+  const [modelId, setModelId] = useState<string | null>(null);
+  useEffect(() => {
+    if (!succeeded) return;
+    let cancelled = false;
+    let timer = 0;
+    // The model is registered as the run ends: look again for a moment if it is not there yet.
+    const look = (tries: number) => {
+      listModels()
+        .then((models) => {
+          if (cancelled) return;
+          const model = models.find((item) => item.task_id === taskId);
+          if (model) setModelId(model.id);
+          else if (tries > 1) timer = window.setTimeout(() => look(tries - 1), MODEL_RETRY_MS);
+        })
+        .catch(() => undefined);
+    };
+    look(MODEL_TRIES);
+    return () => {
+      cancelled = true;
+      window.clearTimeout(timer);
+    };
+  }, [taskId, succeeded]);
+  if (!succeeded || !modelId) return null;
+  return (
+    <Link href={pathFor('models', modelId)} className="btn btn--primary" data-action="predict">
+      {t('monitor.predict')}
+    </Link>
   );
 }
 
@@ -134,11 +172,14 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
           <StatusBadge status={status ?? task.status} />
           <ConnectionDot connection={connection} />
         </div>
-        <TaskActions
-          task={{ ...task, status: status ?? task.status }}
-          actions={actions}
-          onDelete={() => setConfirmDelete(true)}
-        />
+        <div className="monitor__actions">
+          <PredictLink taskId={task.id} succeeded={status === 'SUCCEEDED'} />
+          <TaskActions
+            task={{ ...task, status: status ?? task.status }}
+            actions={actions}
+            onDelete={() => setConfirmDelete(true)}
+          />
+        </div>
       </header>
       <p className="monitor__meta muted">
         {t('monitor.meta', {

@@ -3,6 +3,7 @@ import type { Widen } from '../tasks/messages';
 
 const en = {
   monitor: {
+    predict: 'Predict with this model',
     breadcrumbs: 'Breadcrumbs',
     loadFailed: 'The task could not be loaded: {{message}}',
     meta: 'Created {{created}} · attempt {{attempts}} of {{max}} · {{device}}',
@@ -109,6 +110,7 @@ const en = {
 
 const zh: Widen<typeof en> = {
   monitor: {
+    predict: '用此模型预测',
     breadcrumbs: '导航路径',
     loadFailed: '无法加载任务：{{message}}',
     meta: '创建于 {{created}} · 第 {{attempts}} 次尝试（共 {{max}} 次） · {{device}}',

@@ -58,6 +58,17 @@ export function retryTask(taskId: string): Promise<TaskPublic> {
   return call(() => api.POST('/api/tasks/{task_id}/retry', taskPath(taskId)));
 }
 
+/** Queue a graph for training: the current version of a saved graph, or the graph JSON itself.
+ * A graph that does not validate is refused with 422 and its problems (see editor/logic/train.ts). */
+export async function submitTask(
+  source: { graph_id: string } | { graph: GraphSpec },
+  name?: string,
+): Promise<TaskDetail> {
+  const graph = 'graph' in source ? { graph: source.graph as unknown as { [key: string]: unknown } } : source;
+  const body = { ...graph, priority: 0, ...(name ? { name } : {}) };
+  return detail(await call(() => api.POST('/api/tasks', { body })));
+}
+
 /** A new task with the same graph, trained from scratch. */
 export async function cloneTask(taskId: string): Promise<TaskDetail> {
   return detail(await call(() => api.POST('/api/tasks/{task_id}/clone', taskPath(taskId))));

@@ -13,6 +13,7 @@ export function ShortcutsDialog({ onClose }: { onClose: () => void }) {
     [[mod, 'V'], t('shortcuts.paste')],
     [[mod, 'A'], t('shortcuts.selectAll')],
     [[mod, 'S'], t('shortcuts.save')],
+    [[mod, 'Enter'], t('shortcuts.train')],
     [['Delete'], t('shortcuts.delete')],
     [[t('shortcuts.shiftDrag')], t('shortcuts.multi')],
     [[mod, 'Click'], t('shortcuts.multiClick')],

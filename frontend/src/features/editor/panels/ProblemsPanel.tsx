@@ -1,4 +1,4 @@
-import { memo, useState } from 'react';
+import { memo } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { GraphError } from '../../../api/types';
 
@@ -7,17 +7,26 @@ interface Props {
   titleOf: (nodeId: string) => string | null;
   onFocusNode: (nodeId: string) => void;
   stale: boolean;
+  /** Open or folded; the page opens it when Train finds problems. */
+  open: boolean;
+  onToggle: () => void;
 }
 
-export const ProblemsPanel = memo(function ProblemsPanel({ errors, titleOf, onFocusNode, stale }: Props) {
+export const ProblemsPanel = memo(function ProblemsPanel({
+  errors,
+  titleOf,
+  onFocusNode,
+  stale,
+  open,
+  onToggle,
+}: Props) {
   const { t } = useTranslation();
-  const [open, setOpen] = useState(true);
   return (
     <section
       className={`problems${open ? ' is-open' : ''}${stale ? ' is-stale' : ''}`}
       aria-label={t('problems.title')}
     >
-      <button type="button" className="problems__toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
+      <button type="button" className="problems__toggle" aria-expanded={open} onClick={onToggle}>
         <span className="problems__chevron" aria-hidden="true">
           {open ? '▾' : '▸'}
         </span>

@@ -3,10 +3,12 @@ import { memo, useId, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { GraphError, JsonValue, ValidationResult } from '../../../api/types';
 import type { CatalogIndex } from '../../catalog/catalogIndex';
+import { UPLOADED_TYPE } from '../logic/datasetNode';
 import { fieldsFromSchema } from '../logic/schemaForm';
 import { prettyShape } from '../logic/summary';
 import type { EditorNode, GraphMeta } from '../logic/types';
 import { CategoryIcon } from '../nodes/CategoryIcon';
+import { DatasetSelect } from './DatasetSelect';
 import { FieldControl, fieldHelp } from './fields';
 
 interface Props {
@@ -109,14 +111,29 @@ function NodeProperties({
                 </span>
               )}
             </label>
-            <FieldControl
-              field={field}
-              value={node.data.params[field.name]}
-              onChange={(value) => onParamChange(node.id, field.name, value)}
-              inputId={inputId}
-              describedBy={helpId}
-              invalid={fieldErrors.length > 0}
-            />
+            {node.data.kind === UPLOADED_TYPE && field.name === 'dataset_id' ? (
+              <DatasetSelect
+                field={field}
+                value={node.data.params[field.name]}
+                onChange={(value) => onParamChange(node.id, field.name, value)}
+                onDataset={(dataset, previous) => {
+                  // A name that came from the dataset follows it; one the user typed stays.
+                  if (!node.data.label || node.data.label === previous?.name) onLabelChange(node.id, dataset.name);
+                }}
+                inputId={inputId}
+                describedBy={helpId}
+                invalid={fieldErrors.length > 0}
+              />
+            ) : (
+              <FieldControl
+                field={field}
+                value={node.data.params[field.name]}
+                onChange={(value) => onParamChange(node.id, field.name, value)}
+                inputId={inputId}
+                describedBy={helpId}
+                invalid={fieldErrors.length > 0}
+              />
+            )}
             {fieldErrors.map((error, i) => (
               <p key={i} className="field__error" role="alert">
                 {error.message}
@@ -133,7 +150,7 @@ function NodeProperties({
 }
 
 function GraphProperties({ meta, onMetaChange, validation }: Pick<Props, 'meta' | 'onMetaChange' | 'validation'>) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const baseId = useId();
   const dataset = validation?.dataset;
   return (
@@ -154,7 +171,7 @@ function GraphProperties({ meta, onMetaChange, validation }: Pick<Props, 'meta' 
           <h3>{t('props.dataset')}</h3>
           <p>
             {t('props.datasetSummary', {
-              count: dataset.count,
+              images: dataset.count.toLocaleString(i18n.language),
               classes: dataset.classes.length,
               channels: dataset.channels,
               size: dataset.size ? prettyShape(dataset.size) : t('props.sizeVaries'),

@@ -26,6 +26,10 @@ interface Props {
   onFit: () => void;
   onCode: () => void;
   onShortcuts: () => void;
+  /** Check, save and queue the graph for training (Ctrl+Enter). */
+  onTrain: () => void;
+  /** Train in progress: checking the graph, or the dialog is starting the task. */
+  training: 'checking' | 'starting' | null;
 }
 
 function ToolButton({
@@ -38,8 +42,11 @@ function ToolButton({
   note,
   dot,
   tag,
+  secondary,
 }: {
   label: string;
+  /** Less used: on narrow windows only its icon shows (the label stays its accessible name). */
+  secondary?: boolean;
   shortcut?: string;
   /** More about the button's state, added to its tooltip and accessible name. */
   note?: string;
@@ -64,7 +71,7 @@ function ToolButton({
       aria-keyshortcuts={shortcut?.replace(/ /g, '')}
     >
       {children}
-      {!iconOnly && <span>{label}</span>}
+      {!iconOnly && <span className={secondary ? 'tool__label--secondary' : undefined}>{label}</span>}
       {dot && <span className="tool__dot" aria-hidden="true" />}
       {tag && <span className="tool__tag">{tag}</span>}
     </button>
@@ -100,6 +107,7 @@ const ICONS = {
   open: 'M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V7Z',
   save: 'M5 3h11l4 4v12a2 2 0 0 1-2 2H6a2 2 0 0 1-2-2V5a1 1 0 0 1 1-2Zm3 0v5h7V3M7 21v-7h10v7',
   versions: 'M12 8v4l3 2M3.05 11a9 9 0 1 1 .5 4M3 4v5h5',
+  train: 'M7 4.5v15a1 1 0 0 0 1.5.86l12-7.5a1 1 0 0 0 0-1.72l-12-7.5A1 1 0 0 0 7 4.5Z',
   help: 'M12 22a10 10 0 1 0 0-20 10 10 0 0 0 0 20ZM9.1 9a3 3 0 0 1 5.8 1c0 2-3 3-3 3M12 17h.01',
 };
 
@@ -123,6 +131,28 @@ function StatusPill({ validation }: { validation: ValidationState }) {
       <span className="status__dot" aria-hidden="true" />
       <span className="status__text">{text}</span>
     </span>
+  );
+}
+
+/** The way out of the editor: a filled button at the end of the toolbar. */
+function TrainButton({ onTrain, training }: Pick<Props, 'onTrain' | 'training'>) {
+  const { t } = useTranslation();
+  const label = training ? t(`train.${training}`) : t('train.button');
+  return (
+    <button
+      type="button"
+      className="btn btn--primary toolbar__train"
+      onClick={onTrain}
+      disabled={training !== null}
+      title={`${t('train.button')} (Ctrl+Enter)`}
+      aria-keyshortcuts="Control+Enter"
+      data-action="train"
+    >
+      <svg width="14" height="14" viewBox="0 0 24 24" fill="currentColor" aria-hidden="true">
+        <path d={ICONS.train} />
+      </svg>
+      <span>{label}</span>
+    </button>
   );
 }
 
@@ -165,13 +195,13 @@ export const Toolbar = memo(function Toolbar(props: Props) {
         >
           <Icon d={ICONS.save} />
         </ToolButton>
-        <ToolButton label={t('toolbar.import')} onClick={props.onImport}>
+        <ToolButton label={t('toolbar.import')} secondary onClick={props.onImport}>
           <Icon d={ICONS.import} />
         </ToolButton>
-        <ToolButton label={t('toolbar.export')} onClick={props.onExport}>
+        <ToolButton label={t('toolbar.export')} secondary onClick={props.onExport}>
           <Icon d={ICONS.export} />
         </ToolButton>
-        <ToolButton label={t('toolbar.templates')} onClick={props.onTemplates}>
+        <ToolButton label={t('toolbar.templates')} secondary onClick={props.onTemplates}>
           <Icon d={ICONS.templates} />
         </ToolButton>
       </div>
@@ -202,10 +232,10 @@ export const Toolbar = memo(function Toolbar(props: Props) {
         </ToolButton>
       </div>
       <div className="toolbar__group">
-        <ToolButton label={t('toolbar.versions')} onClick={props.onVersions}>
+        <ToolButton label={t('toolbar.versions')} secondary onClick={props.onVersions}>
           <Icon d={ICONS.versions} />
         </ToolButton>
-        <ToolButton label={t('toolbar.code')} onClick={props.onCode}>
+        <ToolButton label={t('toolbar.code')} secondary onClick={props.onCode}>
           <Icon d={ICONS.code} />
         </ToolButton>
         <ToolButton label={t('toolbar.shortcuts')} shortcut="?" onClick={props.onShortcuts} iconOnly>
@@ -215,6 +245,7 @@ export const Toolbar = memo(function Toolbar(props: Props) {
       <div className="toolbar__status">
         <StatusPill validation={props.validation} />
       </div>
+      <TrainButton onTrain={props.onTrain} training={props.training} />
     </div>
   );
 });

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { GraphSpec } from '../../../api/types';
+import { withUploadedDataset } from './datasetNode';
+
+const dataset = { id: 'ds_42', name: 'My digits' };
+
+describe('use an uploaded dataset in the graph', () => {
+  it('replaces the dataset node in place, keeping its connections', () => {
+    const graph: GraphSpec = {
+      version: 1,
+      name: 'g',
+      nodes: [
+        { id: 'builtin-1', type: 'dataset.builtin', params: { name: 'mnist-5k' }, position: { x: 10, y: 20 } },
+        { id: 'resize-1', type: 'op.Resize', params: {}, position: { x: 250, y: 20 } },
+      ],
+      edges: [
+        {
+          id: 'e-builtin-1-resize-1',
+          source: 'builtin-1',
+          target: 'resize-1',
+          sourceHandle: 'out',
+          targetHandle: 'in',
+        },
+      ],
+    };
+    const { graph: next, nodeId } = withUploadedDataset(graph, dataset);
+    expect(nodeId).toBe('uploaded-1');
+    expect(next.nodes[0]).toEqual({
+      id: 'uploaded-1',
+      type: 'dataset.uploaded',
+      params: { dataset_id: 'ds_42' },
+      label: 'My digits',
+      position: { x: 10, y: 20 },
+    });
+    expect(next.nodes[1]).toBe(graph.nodes[1]);
+    expect(next.edges).toEqual([
+      { id: 'e-uploaded-1-resize-1', source: 'uploaded-1', target: 'resize-1', sourceHandle: null, targetHandle: 'in' },
+    ]);
+  });
+
+  it('changes only the dataset of an uploaded-dataset node', () => {
+    const graph: GraphSpec = {
+      version: 1,
+      name: 'g',
+      nodes: [{ id: 'uploaded-1', type: 'dataset.uploaded', params: { dataset_id: 'old' }, position: { x: 0, y: 0 } }],
+      edges: [],
+    };
+    const { graph: next, nodeId } = withUploadedDataset(graph, dataset);
+    expect(nodeId).toBe('uploaded-1');
+    expect(next.nodes[0]!.params).toEqual({ dataset_id: 'ds_42' });
+  });
+
+  it('adds one left of the graph when it has none, or to an empty graph', () => {
+    const graph: GraphSpec = {
+      version: 1,
+      name: 'g',
+      nodes: [{ id: 'conv2d-1', type: 'layer.Conv2d', params: {}, position: { x: 300, y: 80 } }],
+      edges: [],
+    };
+    const { graph: next } = withUploadedDataset(graph, dataset);
+    expect(next.nodes[0]).toMatchObject({ type: 'dataset.uploaded', position: { x: 70, y: 80 } });
+    expect(next.nodes).toHaveLength(2);
+    const empty = withUploadedDataset({ ...graph, nodes: [] }, dataset).graph;
+    expect(empty.nodes).toEqual([
+      {
+        id: 'uploaded-1',
+        type: 'dataset.uploaded',
+        params: { dataset_id: 'ds_42' },
+        label: 'My digits',
+        position: { x: 40, y: 60 },
+      },
+    ]);
+  });
+});
