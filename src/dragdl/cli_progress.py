@@ -96,9 +96,12 @@ class RichReporter:
         for key in ("test_accuracy", "test_top5_accuracy", "test_loss"):
             if key in test:
                 table.add_row(key.replace("_", " "), _fmt(key, test[key]))
-        for key, value in (report.get("timings") or {}).items():
-            if isinstance(value, int | float) and key.endswith("_s"):
-                table.add_row(key[:-2].replace("_", " "), f"{value:.1f} s")
+        timings = report.get("timings") or {}
+        for key, value in timings.items():
+            if isinstance(value, int | float) and key.endswith("_s") and not key.endswith("per_s"):
+                table.add_row(f"{key[:-2].replace('_', ' ')} time", f"{value:.1f} s")
+        if isinstance(timings.get("mean_samples_per_s"), int | float):
+            table.add_row("training speed", f"{timings['mean_samples_per_s']:.0f} images/s")
         table.add_row("epochs", str(report.get("epochs_completed", len(report.get("history", [])))))
         if report.get("stopped_early"):
             table.add_row("early stopping", f"best epoch {report.get('best_epoch')}")
