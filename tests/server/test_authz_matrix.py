@@ -153,6 +153,15 @@ def task(world: World, *, stopped: bool = True) -> Call:
     return Call(path={"task_id": task_id})
 
 
+def reported_task(world: World) -> Call:
+    """A stopped task with a report.json in its artifacts folder, as a finished run leaves it."""
+    call = task(world)
+    folder = world.settings.artifacts_dir / call.path["task_id"]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "report.json").write_text('{"classes": ["a", "b"]}', encoding="utf-8")
+    return call
+
+
 class IdleRunner(Runner):
     """Takes the place of the Ray runner: tasks stay queued, nothing is launched."""
 
@@ -242,6 +251,9 @@ MATRIX: dict[tuple[str, str], Rule] = {
     ("GET", "/api/models/{model_id}/download"): Rule(
         OWNED, lambda world: Call(path={"model_id": model(world)})
     ),
+    ("GET", "/api/models/{model_id}/manifest"): Rule(
+        OWNED, lambda world: Call(path={"model_id": model(world)})
+    ),
     # Tasks
     ("POST", "/api/tasks"): Rule(SIGNED_IN, lambda world: Call(json={"graph": GRAPH})),
     ("GET", "/api/tasks"): Rule(SIGNED_IN),
@@ -252,6 +264,7 @@ MATRIX: dict[tuple[str, str], Rule] = {
     ("DELETE", "/api/tasks/{task_id}"): Rule(OWNED, task),
     ("GET", "/api/tasks/{task_id}/metrics"): Rule(OWNED, task),
     ("GET", "/api/tasks/{task_id}/logs"): Rule(OWNED, task),
+    ("GET", "/api/tasks/{task_id}/report"): Rule(OWNED, reported_task),
     ("GET", "/api/tasks/{task_id}/events"): Rule(OWNED, task),  # a finished task: the stream ends
 }
 

@@ -4,6 +4,7 @@ with micro-batching on and off, downloads (bundle, ONNX, TorchScript, script), o
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import threading
 import zipfile
@@ -281,6 +282,47 @@ def test_prediction_service_batches_by_window(trained_bundle: Path, monkeypatch:
     labels = asyncio.run(run())
     # Six single-image requests at once: a full batch of 4 at once, the other 2 when the window ends.
     assert sizes == [4, 2] and len(labels) == 6
+
+
+def test_a_lone_prediction_does_not_wait_for_the_batch_window(trained_bundle: Path) -> None:
+    """With nobody else on the way, waiting for company would only add latency (the window here is
+    10 s, so the answer would come 10 s late)."""
+    import asyncio
+    import time
+
+    async def run() -> float:
+        service = PredictionService(batching=True, window_s=10.0)
+        image = [("one.png", digit_pngs(1)[0])]
+        try:
+            await service.predict("m", trained_bundle, image)  # loads the bundle
+            start = time.perf_counter()
+            await service.predict("m", trained_bundle, image)
+            return time.perf_counter() - start
+        finally:
+            await service.close()
+
+    assert asyncio.run(run()) < 5.0
+
+
+def test_prediction_leaves_each_worker_its_share_of_the_cpus(trained_bundle: Path) -> None:
+    """Oversubscribed OpenMP teams spin between small forward passes: CPUs / workers threads each
+    (for the threads that had not run torch yet, as the prediction workers have not)."""
+    import asyncio
+
+    import torch
+
+    async def run() -> int:
+        service = PredictionService(batching=False, workers=2)
+        try:
+            await service.predict("m", trained_bundle, [("one.png", digit_pngs(1)[0])])
+        finally:
+            await service.close()
+        return service.workers
+
+    workers = asyncio.run(run())
+    with ThreadPoolExecutor(1) as fresh:
+        threads = fresh.submit(torch.get_num_threads).result()
+    assert threads <= max(1, len(os.sched_getaffinity(0)) // workers)
 
 
 def test_export_file_names_match_the_engine() -> None:

@@ -6,6 +6,7 @@ from fastapi import APIRouter, HTTPException, Request, Response, status
 
 from dragdl.server.auth import SESSION_COOKIE
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
+from dragdl.server.errors import SIGNED_IN_ERRORS, error_responses
 from dragdl.server.schemas.auth import ApiTokenCreate, ApiTokenCreated, ApiTokenPublic
 from dragdl.server.schemas.users import Credentials, UserCreate, UserPublic
 from dragdl.server.services import users as service
@@ -35,7 +36,18 @@ def _set_session_cookie(response: Response, request: Request, settings: Settings
     )
 
 
-@router.post("/signup", operation_id="signup", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/signup",
+    operation_id="signup",
+    status_code=status.HTTP_201_CREATED,
+    responses=error_responses(
+        described={
+            400: "The body cannot be parsed, or the server runs in single-user mode.",
+            403: "Sign-up is closed on this server.",
+            409: "The username is taken.",
+        }
+    ),
+)
 def signup(
     body: UserCreate, request: Request, response: Response, db: SessionDep, settings: SettingsDep
 ) -> UserPublic:
@@ -53,7 +65,16 @@ def signup(
     return UserPublic.model_validate(user)
 
 
-@router.post("/login", operation_id="login")
+@router.post(
+    "/login",
+    operation_id="login",
+    responses=error_responses(
+        described={
+            400: "The body cannot be parsed, or the server runs in single-user mode.",
+            401: "Wrong username or password.",
+        }
+    ),
+)
 def login(
     body: Credentials, request: Request, response: Response, db: SessionDep, settings: SettingsDep
 ) -> UserPublic:
@@ -66,7 +87,9 @@ def login(
     return UserPublic.model_validate(user)
 
 
-@router.post("/logout", operation_id="logout", status_code=status.HTTP_204_NO_CONTENT)
+@router.post(
+    "/logout", operation_id="logout", status_code=status.HTTP_204_NO_CONTENT, responses=SIGNED_IN_ERRORS
+)
 def logout(request: Request, response: Response, user: CurrentUser, db: SessionDep) -> None:
     """End the browser session (API tokens stay valid until deleted)."""
     raw = request.cookies.get(SESSION_COOKIE)
@@ -75,24 +98,34 @@ def logout(request: Request, response: Response, user: CurrentUser, db: SessionD
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
 
 
-@router.get("/me", operation_id="getCurrentUser")
+@router.get("/me", operation_id="getCurrentUser", responses=SIGNED_IN_ERRORS)
 def me(user: CurrentUser) -> UserPublic:
     return UserPublic.model_validate(user)
 
 
-@router.post("/tokens", operation_id="createApiToken", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/tokens",
+    operation_id="createApiToken",
+    status_code=status.HTTP_201_CREATED,
+    responses={**SIGNED_IN_ERRORS, **error_responses(400)},
+)
 def create_token(body: ApiTokenCreate, user: CurrentUser, db: SessionDep) -> ApiTokenCreated:
     """A personal API token for the CLI or SDK; the token is in this answer only."""
     token, raw = service.create_token(db, user, body)
     return ApiTokenCreated(**ApiTokenPublic.model_validate(token).model_dump(), token=raw)
 
 
-@router.get("/tokens", operation_id="listApiTokens")
+@router.get("/tokens", operation_id="listApiTokens", responses=SIGNED_IN_ERRORS)
 def list_tokens(user: CurrentUser, db: SessionDep) -> list[ApiTokenPublic]:
     return [ApiTokenPublic.model_validate(token) for token in service.list_tokens(db, user)]
 
 
-@router.delete("/tokens/{token_id}", operation_id="deleteApiToken", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/tokens/{token_id}",
+    operation_id="deleteApiToken",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={**SIGNED_IN_ERRORS, **error_responses(404)},
+)
 def delete_token(token_id: str, user: CurrentUser, db: SessionDep) -> None:
     token = service.get_token(db, user, token_id)
     if token is None:

@@ -8,6 +8,7 @@ from starlette.concurrency import run_in_threadpool
 
 from dragdl.server.db.models import Dataset, new_id
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
+from dragdl.server.errors import error_responses
 from dragdl.server.schemas.datasets import (
     ClassPreview,
     ClassSummary,
@@ -45,6 +46,9 @@ _UPLOAD_BODY = {
 }
 
 
+_NOT_FOUND = error_responses(404)
+
+
 def _not_found(dataset_id: str) -> HTTPException:
     return HTTPException(status.HTTP_404_NOT_FOUND, f"dataset {dataset_id} not found")
 
@@ -75,7 +79,13 @@ def _public(row: Dataset) -> DatasetPublic:
     operation_id="uploadDataset",
     status_code=status.HTTP_201_CREATED,
     openapi_extra=_UPLOAD_BODY,
-    responses={400: {"description": "unusable upload"}, 413: {"description": "too large"}},
+    responses=error_responses(
+        described={
+            400: "An unusable upload: the message names the file, archive member or CSV row.",
+            413: "Above the server's upload limit (all files of the request together).",
+            415: "Not multipart/form-data, or a file type that is not a dataset.",
+        }
+    ),
 )
 async def upload_dataset(
     request: Request, settings: SettingsDep, db: SessionDep, user: CurrentUser
@@ -109,7 +119,7 @@ def list_datasets(db: SessionDep, user: CurrentUser) -> DatasetsPublic:
     return DatasetsPublic(data=[_public(row) for row in rows], count=len(rows))
 
 
-@router.get("/{dataset_id}", operation_id="getDataset")
+@router.get("/{dataset_id}", operation_id="getDataset", responses=_NOT_FOUND)
 def get_dataset(dataset_id: str, request: Request, db: SessionDep, user: CurrentUser) -> DatasetDetail:
     """The dataset with a few preview URLs per class."""
     row = service.get_dataset(db, user, dataset_id)
@@ -139,7 +149,10 @@ def get_dataset(dataset_id: str, request: Request, db: SessionDep, user: Current
     operation_id="getDatasetThumbnail",
     name="getDatasetThumbnail",
     response_class=Response,
-    responses={200: {"content": {"image/png": {}}, "description": "a PNG of at most 128 px"}},
+    responses={
+        200: {"content": {"image/png": {}}, "description": "a PNG of at most 128 px"},
+        **_NOT_FOUND,
+    },
 )
 def get_thumbnail(
     dataset_id: str,
@@ -160,7 +173,12 @@ def get_thumbnail(
     return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"})
 
 
-@router.delete("/{dataset_id}", operation_id="deleteDataset", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{dataset_id}",
+    operation_id="deleteDataset",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=error_responses(404, described={409: "A queued or running task of yours reads the dataset."}),
+)
 def delete_dataset(dataset_id: str, settings: SettingsDep, db: SessionDep, user: CurrentUser) -> Response:
     """Delete the files and the row; 409 while a queued or running task of yours reads the dataset."""
     row = service.get_dataset(db, user, dataset_id)

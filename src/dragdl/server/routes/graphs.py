@@ -9,7 +9,9 @@ from fastapi import APIRouter, Body, HTTPException, Path, Query, status
 from dragdl.server.db.models import Graph as GraphRow
 from dragdl.server.db.models import GraphVersion, User
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
+from dragdl.server.errors import error_responses
 from dragdl.server.schemas.graphs import (
+    GRAPH_REJECTED,
     GraphCode,
     GraphCreate,
     GraphDetail,
@@ -29,9 +31,7 @@ router = APIRouter(prefix="/api/graphs", tags=["graphs"])
 
 GraphId = Annotated[str, Path(max_length=64)]
 VersionNumber = Annotated[int, Path(ge=1, le=2**31 - 1)]
-_PROBLEMS: dict[int | str, dict[str, Any]] = {
-    422: {"model": GraphProblems, "description": "The graph is malformed or does not validate."}
-}
+_NOT_FOUND = error_responses(404)
 
 
 def _reject(exc: GraphRejected) -> NoReturn:
@@ -54,7 +54,7 @@ def _detail(db: SessionDep, row: GraphRow, version: GraphVersion | None = None) 
     return GraphDetail(**public.model_dump(), graph=shown.data)
 
 
-@router.post("/validate", operation_id="validateGraph")
+@router.post("/validate", operation_id="validateGraph", responses=error_responses(400))
 def validate(
     user: CurrentUser, db: SessionDep, settings: SettingsDep, graph: Annotated[dict[str, Any], Body()]
 ) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def list_templates(user: CurrentUser) -> list[TemplatePublic]:
     "/templates/{template_id}/clone",
     operation_id="cloneTemplate",
     status_code=status.HTTP_201_CREATED,
-    responses=_PROBLEMS,
+    responses={**error_responses(400, 404), **GRAPH_REJECTED},
 )
 def clone_template(
     template_id: Annotated[str, Path(max_length=100)],
@@ -99,7 +99,7 @@ def clone_template(
 def list_graphs(
     user: CurrentUser,
     db: SessionDep,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> GraphsPublic:
     """The caller's graphs, most recently saved first."""
@@ -107,7 +107,12 @@ def list_graphs(
     return GraphsPublic(data=[GraphPublic.model_validate(row) for row in rows], count=count)
 
 
-@router.post("", operation_id="createGraph", status_code=status.HTTP_201_CREATED, responses=_PROBLEMS)
+@router.post(
+    "",
+    operation_id="createGraph",
+    status_code=status.HTTP_201_CREATED,
+    responses={**error_responses(400), **GRAPH_REJECTED},
+)
 def create_graph(body: GraphCreate, user: CurrentUser, db: SessionDep) -> GraphDetail:
     """Save a new graph (version 1). It must match the graph schema; it need not validate yet."""
     try:
@@ -117,12 +122,14 @@ def create_graph(body: GraphCreate, user: CurrentUser, db: SessionDep) -> GraphD
     return _detail(db, row)
 
 
-@router.get("/{graph_id}", operation_id="getGraph")
+@router.get("/{graph_id}", operation_id="getGraph", responses=_NOT_FOUND)
 def get_graph(graph_id: GraphId, user: CurrentUser, db: SessionDep) -> GraphDetail:
     return _detail(db, _owned(db, user, graph_id))
 
 
-@router.patch("/{graph_id}", operation_id="updateGraph", responses=_PROBLEMS)
+@router.patch(
+    "/{graph_id}", operation_id="updateGraph", responses={**error_responses(400, 404), **GRAPH_REJECTED}
+)
 def update_graph(graph_id: GraphId, body: GraphUpdate, user: CurrentUser, db: SessionDep) -> GraphDetail:
     """Rename and/or save; every save of `graph` is a new version."""
     row = _owned(db, user, graph_id)
@@ -133,20 +140,22 @@ def update_graph(graph_id: GraphId, body: GraphUpdate, user: CurrentUser, db: Se
     return _detail(db, row, saved)
 
 
-@router.delete("/{graph_id}", operation_id="deleteGraph", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{graph_id}", operation_id="deleteGraph", status_code=status.HTTP_204_NO_CONTENT, responses=_NOT_FOUND
+)
 def delete_graph(graph_id: GraphId, user: CurrentUser, db: SessionDep) -> None:
     """Delete the graph and its versions (tasks keep their own snapshot)."""
     service.delete_graph(db, _owned(db, user, graph_id))
 
 
-@router.get("/{graph_id}/versions", operation_id="listGraphVersions")
+@router.get("/{graph_id}/versions", operation_id="listGraphVersions", responses=_NOT_FOUND)
 def list_versions(graph_id: GraphId, user: CurrentUser, db: SessionDep) -> list[GraphVersionPublic]:
     """Every saved version, newest first."""
     row = _owned(db, user, graph_id)
     return [GraphVersionPublic.model_validate(v) for v in service.list_versions(db, row)]
 
 
-@router.get("/{graph_id}/versions/{version}", operation_id="getGraphVersion")
+@router.get("/{graph_id}/versions/{version}", operation_id="getGraphVersion", responses=_NOT_FOUND)
 def get_version(
     graph_id: GraphId, version: VersionNumber, user: CurrentUser, db: SessionDep
 ) -> GraphVersionDetail:
@@ -156,7 +165,9 @@ def get_version(
     return GraphVersionDetail(version=found.version, created_at=found.created_at, graph=found.data)
 
 
-@router.post("/{graph_id}/versions/{version}/restore", operation_id="restoreGraphVersion")
+@router.post(
+    "/{graph_id}/versions/{version}/restore", operation_id="restoreGraphVersion", responses=_NOT_FOUND
+)
 def restore_version(
     graph_id: GraphId, version: VersionNumber, user: CurrentUser, db: SessionDep
 ) -> GraphDetail:
@@ -168,7 +179,9 @@ def restore_version(
     return _detail(db, row, service.restore_version(db, row, old))
 
 
-@router.get("/{graph_id}/code", operation_id="getGraphCode", responses=_PROBLEMS)
+@router.get(
+    "/{graph_id}/code", operation_id="getGraphCode", responses={**error_responses(404, 501), **GRAPH_REJECTED}
+)
 def get_code(
     graph_id: GraphId,
     user: CurrentUser,

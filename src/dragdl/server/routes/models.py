@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from dragdl.server.db.models import Model
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
+from dragdl.server.errors import UNPROCESSABLE, error_responses
 from dragdl.server.schemas.models import (
     ClassScore,
     ImagePredictionPublic,
@@ -25,6 +26,11 @@ router = APIRouter(prefix="/api/models", tags=["models"])
 
 MAX_PREDICT_IMAGES = 64
 MAX_PREDICT_IMAGE_BYTES = 20 * 1024**2
+_NOT_FOUND = error_responses(404)
+_FILES = {
+    409: "The model's files cannot be used (damaged, or outside the data dir).",
+    410: "The model's bundle files are gone.",
+}
 
 
 def _not_found(model_id: str) -> HTTPException:
@@ -55,12 +61,14 @@ def list_models(settings: SettingsDep, db: SessionDep, user: CurrentUser) -> Mod
     return ModelsPublic(data=[_public(settings, row) for row in rows], count=len(rows))
 
 
-@router.get("/{model_id}", operation_id="getModel")
+@router.get("/{model_id}", operation_id="getModel", responses=_NOT_FOUND)
 def get_model(model_id: str, settings: SettingsDep, db: SessionDep, user: CurrentUser) -> ModelPublic:
     return _public(settings, _owned(db, user, model_id))
 
 
-@router.get("/{model_id}/manifest", operation_id="getModelManifest")
+@router.get(
+    "/{model_id}/manifest", operation_id="getModelManifest", responses=error_responses(404, described=_FILES)
+)
 def get_manifest(model_id: str, settings: SettingsDep, db: SessionDep, user: CurrentUser) -> dict[str, Any]:
     """The bundle's model.json: classes, input spec, the `preprocessing` a browser follows, metrics,
     exports (what a client needs to run the ONNX export itself)."""
@@ -71,7 +79,9 @@ def get_manifest(model_id: str, settings: SettingsDep, db: SessionDep, user: Cur
         raise HTTPException(exc.status_code, exc.message) from None
 
 
-@router.delete("/{model_id}", operation_id="deleteModel", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{model_id}", operation_id="deleteModel", status_code=status.HTTP_204_NO_CONTENT, responses=_NOT_FOUND
+)
 def delete_model(
     model_id: str, request: Request, settings: SettingsDep, db: SessionDep, user: CurrentUser
 ) -> Response:
@@ -85,10 +95,14 @@ def delete_model(
 @router.post(
     "/{model_id}/predict",
     operation_id="predict",
-    responses={
-        400: {"description": "an upload is not a usable image"},
-        404: {"description": "no such model"},
-    },
+    responses=error_responses(
+        404,
+        described={
+            400: "An upload is not a usable image, or the number of images is out of range.",
+            413: f"An image is larger than {MAX_PREDICT_IMAGE_BYTES} bytes.",
+            **_FILES,
+        },
+    ),
 )
 async def predict(
     model_id: str,
@@ -100,7 +114,7 @@ async def predict(
     top_k: Annotated[int, Form(ge=1, le=1000, description="Classes listed per image.")] = 5,
 ) -> PredictionsPublic:
     """Classify images with the model, using the evaluation transforms it was trained with."""
-    row = await run_in_threadpool(_owned, db, user, model_id)
+    folder = await run_in_threadpool(_owned_folder, db, settings, user, model_id)
     if not 1 <= len(images) <= MAX_PREDICT_IMAGES:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"send 1 to {MAX_PREDICT_IMAGES} images")
     payload = []
@@ -112,7 +126,6 @@ async def predict(
                 f"{name}: {upload.size} bytes is above the limit of {MAX_PREDICT_IMAGE_BYTES}",
             )
         payload.append((name, await upload.read()))
-    folder = await run_in_threadpool(_folder, settings, row)
     predictor = _predictor(request)
     try:
         classes, results = await predictor.predict(model_id, folder, payload, top_k)
@@ -138,7 +151,9 @@ async def predict(
     )
 
 
-def _folder(settings: Settings, row: Model) -> Path:
+def _owned_folder(db: SessionDep, settings: Settings, user: CurrentUser, model_id: str) -> Path:
+    """The bundle folder of the caller's model (one trip to the thread pool for both checks)."""
+    row = _owned(db, user, model_id)
     try:
         return service.bundle_folder(settings, row)
     except service.ModelFilesError as exc:
@@ -151,7 +166,8 @@ def _folder(settings: Settings, row: Model) -> Path:
     response_class=Response,
     responses={
         200: {"content": {"application/zip": {}, "application/octet-stream": {}, "text/x-python": {}}},
-        422: {"description": "the model cannot be converted to this format"},
+        **error_responses(404, described=_FILES),
+        422: {**UNPROCESSABLE[422], "description": "The model cannot be converted to this format."},
     },
 )
 def download_model(

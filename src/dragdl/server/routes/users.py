@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Query, status
 
 from dragdl.server.deps import AdminUser, SessionDep
+from dragdl.server.errors import error_responses
 from dragdl.server.schemas.users import UserPublic, UsersPublic, UserUpdate
 from dragdl.server.services import users as service
 
@@ -17,14 +18,18 @@ router = APIRouter(prefix="/api/users", tags=["users"])
 def list_users(
     admin: AdminUser,
     db: SessionDep,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> UsersPublic:
     users, count = service.list_users(db, offset, limit)
     return UsersPublic(data=[UserPublic.model_validate(user) for user in users], count=count)
 
 
-@router.patch("/{user_id}", operation_id="updateUser")
+@router.patch(
+    "/{user_id}",
+    operation_id="updateUser",
+    responses=error_responses(400, 404, described={409: "The last administrator cannot lose admin rights."}),
+)
 def update_user(
     user_id: Annotated[int, Path(ge=1, le=2**31 - 1)], body: UserUpdate, admin: AdminUser, db: SessionDep
 ) -> UserPublic:

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dragdl.engine.graph.errors import GraphError
+from dragdl.server.errors import RequestProblems
 
 GRAPH_DESCRIPTION = "The graph JSON (see GET /api/schema/graph); saved even when deeper validation fails."
 
@@ -77,3 +78,19 @@ class GraphProblems(BaseModel):
 
     message: str
     errors: list[GraphError]
+
+
+class GraphRejection(BaseModel):
+    """The body of a 422 about a graph."""
+
+    detail: GraphProblems
+
+
+GRAPH_REJECTED: dict[int | str, dict[str, Any]] = {
+    422: {
+        "model": GraphRejection | RequestProblems,
+        "description": "The graph is malformed, refused or does not validate (`detail.errors` lists every "
+        "problem), or the request itself does not match the operation.",
+    }
+}
+"""The declaration of the answer `GraphRejected` gets, for every route that stores or runs a graph."""

@@ -46,9 +46,11 @@ class UsersPublic(BaseModel):
 
 
 class UserUpdate(BaseModel):
-    """What an administrator may change. Omitted fields stay; `max_running_tasks: null` = default."""
+    """What an administrator may change. Omitted fields stay; `max_running_tasks: null` = default.
 
-    model_config = ConfigDict(extra="forbid")
+    Strict: `false` is not a quota of 0, nor `"1"` an admin flag."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     is_admin: bool | None = None
     max_running_tasks: int | None = Field(default=None, ge=0, le=10_000)

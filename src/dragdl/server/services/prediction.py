@@ -4,8 +4,13 @@
   files change (their modification times are part of the entry).
 - Decoding, preprocessing and the forward pass run in a thread pool, never on the event loop.
 - With batching on, the images of concurrent requests for one model wait in a queue; a batch goes
-  when `max_batch` images are waiting or `window_s` has passed since the first, runs as one forward
-  pass, and each request gets its own rows back. Off, every request runs its own forward pass.
+  when `max_batch` images are waiting, when `window_s` has passed since the first, or at once when
+  no other request for the model is still being decoded (a lone request never waits for company).
+  It runs as one forward pass, and each request gets its own rows back. Off, every request runs its
+  own forward pass.
+- Torch gets CPUs / worker threads intra-op threads: with more, the OpenMP teams of the workers
+  oversubscribe the CPUs and spin-wait between the many small forward passes of a server (measured:
+  tens of milliseconds of CPU per request for the sketcher CNN, instead of about one).
 
 torch and the engine are imported inside the functions that need them: the server starts without.
 """
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import logging
 import os
 import threading
 import weakref
@@ -33,6 +39,33 @@ if TYPE_CHECKING:
 
 MAX_IMAGE_PIXELS = 40_000_000
 """The engine's DEFAULT_PIXEL_LIMIT (not imported: that module loads torch)."""
+
+log = logging.getLogger(__name__)
+_threads_lock = threading.Lock()
+_threads_limited = False
+
+
+def limit_torch_threads(workers: int) -> None:
+    """At most CPUs / `workers` torch intra-op threads (at least 1); once per process, before the
+    first forward pass (threads that already ran torch keep their team size)."""
+    global _threads_limited
+    with _threads_lock:
+        if _threads_limited:
+            return
+        import torch
+
+        threads = max(1, _cpus() // max(1, workers))
+        if torch.get_num_threads() > threads:
+            torch.set_num_threads(threads)
+            log.info("prediction: %d torch thread(s) per prediction worker", threads)
+        _threads_limited = True
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 class PredictionInputError(Exception):
@@ -192,6 +225,8 @@ class _Batcher:
     queue: deque[_Item] = field(default_factory=deque)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
     worker: asyncio.Task[None] | None = None
+    arriving: int = 0
+    """Requests for this model still being decoded: the only ones worth waiting for."""
 
     def submit(self, bundle: Bundle, tensor: Tensor) -> asyncio.Future[list[float]]:
         loop = asyncio.get_running_loop()
@@ -210,6 +245,8 @@ class _Batcher:
             if self.queue:
                 batch.append(self.queue.popleft())
                 continue
+            if self.arriving <= 0:
+                break  # nobody else is on the way: waiting would only add latency
             remaining = deadline - loop.time()
             if remaining <= 0:
                 break
@@ -260,9 +297,8 @@ class PredictionService:
         self.window_s = max(0.0, window_s)
         self.pixel_limit = pixel_limit
         self.cache = BundleCache(cache_size)
-        self.pool = ThreadPoolExecutor(
-            max_workers=workers or min(4, os.cpu_count() or 1), thread_name_prefix="dragdl-predict"
-        )
+        self.workers = workers or min(4, _cpus())
+        self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="dragdl-predict")
         # Per event loop: a queue and its worker belong to one loop. A server runs one; test clients
         # that are not entered as context managers run each request in a loop of its own.
         self._batchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Batcher]] = (
@@ -280,11 +316,19 @@ class PredictionService:
     def _load(self, key: str, folder: Path) -> Bundle:
         from dragdl.engine.bundle import BundleError
 
+        limit_torch_threads(self.workers)
         try:
             return self.cache.get(key, folder)
         except BundleError as exc:
             message = exc.message.replace(f"{folder}{os.sep}", "").replace(str(folder), "the model folder")
             raise ModelUnavailable(message) from None
+
+    def _prepare(
+        self, key: str, folder: Path, images: list[tuple[str, bytes]]
+    ) -> tuple[Bundle, list[Tensor]]:
+        """The bundle and the network inputs, in one trip to the pool."""
+        bundle = self._load(key, folder)
+        return bundle, preprocess(bundle, images, self.pixel_limit)
 
     async def predict(
         self, key: str, folder: Path, images: list[tuple[str, bytes]], top_k: int = 5
@@ -295,16 +339,20 @@ class PredictionService:
         Raises PredictionInputError for an unusable image, ModelUnavailable for unusable model files.
         """
         loop = asyncio.get_running_loop()
-        bundle = await loop.run_in_executor(self.pool, self._load, key, folder)
-        inputs = await loop.run_in_executor(self.pool, preprocess, bundle, images, self.pixel_limit)
-        if self.batching:
+        if not self.batching:
+            bundle, inputs = await loop.run_in_executor(self.pool, self._prepare, key, folder, images)
+            rows = await loop.run_in_executor(self.pool, forward, bundle, inputs)
+        else:
             batchers = self._batchers.setdefault(loop, {})
             batcher = batchers.get(key)
             if batcher is None:
                 batcher = batchers[key] = _Batcher(self.pool, self.max_batch, self.window_s)
+            batcher.arriving += 1  # a batch being collected now may wait for this request's images
+            try:
+                bundle, inputs = await loop.run_in_executor(self.pool, self._prepare, key, folder, images)
+            finally:
+                batcher.arriving -= 1
             rows = list(await asyncio.gather(*(batcher.submit(bundle, x) for x in inputs)))
-        else:
-            rows = await loop.run_in_executor(self.pool, forward, bundle, inputs)
         classes = bundle.classes
         return classes, [
             ranked(name, classes, row, top_k) for (name, _), row in zip(images, rows, strict=True)
