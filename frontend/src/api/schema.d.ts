@@ -1610,6 +1610,8 @@ export interface components {
         /**
          * UserUpdate
          * @description What an administrator may change. Omitted fields stay; `max_running_tasks: null` = default.
+         *
+         *     Strict: `false` is not a quota of 0, nor `"1"` an admin flag.
          */
         UserUpdate: {
             /** Is Admin */
