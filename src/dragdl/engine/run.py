@@ -1,4 +1,8 @@
-"""Graph in, trained model out: compile, split, build the data pipeline, train."""
+"""Graph in, trained model out: compile, split, build the data pipeline, train.
+
+A frozen pretrained backbone after deterministic operators trains through the feature cache
+(`train/feature_cache.py`): its features are computed once and only the head is trained.
+"""
 
 from __future__ import annotations
 
@@ -11,21 +15,27 @@ from dragdl.engine.bundle.writer import write_bundle
 from dragdl.engine.compile.plan import Plan, compile_graph
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.pipeline import Pipeline, build_pipeline
-from dragdl.engine.data.splits import split_indices
+from dragdl.engine.data.splits import Splits, split_indices
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.train.device import resolve_device
+from dragdl.engine.train.feature_cache import feature_pipeline, frozen_backbone
 from dragdl.engine.train.reporter import Reporter
 from dragdl.engine.train.trainer import TrainResult, train
+
+
+def split(plan: Plan) -> Splits:
+    """Train/val/test indices for the plan's train config."""
+    config = plan.config
+    return split_indices(
+        plan.source.labels, config.val_split, config.test_split, config.seed, plan.source.test_indices
+    )
 
 
 def prepare(plan: Plan) -> Pipeline:
     """Split the dataset and set up batching for the plan's train config."""
     config = plan.config
-    splits = split_indices(
-        plan.source.labels, config.val_split, config.test_split, config.seed, plan.source.test_indices
-    )
     return build_pipeline(
-        plan.source, splits, plan.stages, config.batch_size, config.seed, resolve_device(config.device)
+        plan.source, split(plan), plan.stages, config.batch_size, config.seed, resolve_device(config.device)
     )
 
 
@@ -37,10 +47,13 @@ def run_graph(
     overrides: dict[str, Any] | None = None,
     resume: bool = False,
     stop: threading.Event | None = None,
+    feature_cache: bool = True,
 ) -> TrainResult:
     """Train the graph, writing graph.json, checkpoints, report.json and model.safetensors to `out_dir`.
 
     A run that succeeds also gets model.json, which makes `out_dir` a bundle (engine.bundle).
+    `feature_cache=False` trains a frozen backbone's head through the backbone at every step, as
+    any other network (same result, much slower; for comparisons).
 
     Raises GraphInvalid (with every error) before anything is written when the graph is wrong.
     """
@@ -50,10 +63,22 @@ def run_graph(
     train_node = graph.node(plan.analysis.structure.train_id or "")
     train_node.params = plan.config.model_dump()
     (out_dir / "graph.json").write_text(graph.model_dump_json(indent=2, by_alias=True), encoding="utf-8")
-    pipeline = prepare(plan)
+    frozen = frozen_backbone(plan) if feature_cache else None
+    if frozen is None:
+        model, pipeline = plan.model, prepare(plan)
+    else:
+        model, pipeline = frozen.head_network(), feature_pipeline(plan, frozen, split(plan), ctx, reporter)
     try:
         result = train(
-            plan.model, pipeline, plan.config, plan.classes, out_dir, reporter, resume=resume, stop=stop
+            model,
+            pipeline,
+            plan.config,
+            plan.classes,
+            out_dir,
+            reporter,
+            resume=resume,
+            stop=stop,
+            network=plan.model,
         )
     finally:
         pipeline.close()

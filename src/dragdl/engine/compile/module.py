@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -56,15 +57,32 @@ class GraphModule(nn.Module):
             steps.append(Step(node_id=node_id, inputs=inputs, release=release))
         return steps
 
+    def param_groups(self, lr: float) -> list[dict[str, Any]]:
+        """Optimizer groups: ordinary layers at `lr` in one group, then the groups of every layer
+        that defines its own (a transfer model's backbone at a lower rate, its head at `lr`).
+
+        Parameters that do not require gradients (a frozen backbone) are left out.
+        """
+        plain: list[nn.Parameter] = []
+        own: list[dict[str, Any]] = []
+        for node_id, layer in self.layers.items():
+            groups = getattr(layer, "param_groups", None)
+            if callable(groups):
+                own += [{**group, "name": f"{node_id}.{group.get('name', 'params')}"} for group in groups(lr)]
+            else:
+                plain += [p for p in layer.parameters() if p.requires_grad]
+        layers = [{"params": plain, "lr": lr, "name": "layers"}] if plain else []
+        return layers + [group for group in own if group["params"]]
+
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         values: dict[str, torch.Tensor] = {self.INPUT: images}
         for step in self.steps:
             args = [values[source] for source in step.inputs]
             try:
                 values[step.node_id] = self.layers[step.node_id](*args)
-            except RuntimeError as exc:
-                if isinstance(exc, LayerRuntimeError):
-                    raise
+            except LayerRuntimeError:
+                raise
+            except Exception as exc:  # torch raises RuntimeError, ValueError, IndexError...
                 raise LayerRuntimeError(step.node_id, str(exc).split("\n")[0]) from exc
             for source in step.release:
                 del values[source]

@@ -8,7 +8,7 @@ is done once up front, so that a graph without augmentation trains from an in-me
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,6 +205,41 @@ def _fit_stages(
     return fitted
 
 
+def fit_stages(
+    source: ImageSource,
+    splits: Splits,
+    stages: Sequence[OpStage],
+    seed: int,
+    *,
+    num_workers: int | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Fit the fittable stages on training images only, as `build_pipeline` does first."""
+    workers = default_num_workers() if num_workers is None else num_workers
+    return _fit_stages(source, splits, tuple(stages), seed, _Precompute(source, workers))
+
+
+def eval_chunks(
+    source: ImageSource,
+    stages: Sequence[OpStage],
+    *,
+    chunk_bytes: int = 4 * _CHUNK_BYTES,
+    num_workers: int | None = None,
+) -> Iterator[Tensor]:
+    """Every image of `source`, in index order, through the deterministic `stages` as float
+    (N, C, H, W) chunks of at most about `chunk_bytes`, for a pass over the whole dataset."""
+    eval_stages = tuple(s for s in stages if not s.random)
+    workers = default_num_workers() if num_workers is None else num_workers
+    pre = _Precompute(source, workers)
+    probe = to_float(apply_stages(eval_stages, source.image(0)))
+    chunk = max(1, chunk_bytes // max(1, probe.numel() * probe.element_size()))
+    for start in range(0, len(source), chunk):
+        indices = np.arange(start, min(len(source), start + chunk))
+        images = pre.run(indices, eval_stages, budget=2**62, finish=True)
+        if images is None:
+            raise ValueError("the images reaching the network differ in size; add a Resize")
+        yield images
+
+
 def build_pipeline(
     source: ImageSource,
     splits: Splits,
@@ -289,5 +324,7 @@ __all__ = [
     "apply_stages",
     "build_pipeline",
     "derive_seed",
+    "eval_chunks",
+    "fit_stages",
     "to_float",
 ]

@@ -61,6 +61,11 @@ _TORCHVISION_CUT: dict[str, tuple[str, int]] = {
 }
 
 
+def torchvision_classifier(name: str) -> str:
+    """The dotted path of the module a torchvision backbone loses (replaced by Identity)."""
+    return _TORCHVISION_CUT[name][0]
+
+
 @dataclass(frozen=True)
 class BackboneInfo:
     """What a backbone expects and produces, from its published weights' metadata."""

@@ -118,7 +118,12 @@ def imagenet_state_dict(cache_dir: Path | None = None) -> dict[str, torch.Tensor
         except WeightsInvalid:
             logger.warning("cached EfficientNet-Lite0 weights %s are unreadable; mapping again", cached)
     source = load_state_dict_file(package_weights_file())
-    mapped = map_state_dict(source, build_lite0().state_dict())
+    # Only the target's key names and shapes are needed. Built on the meta device, it allocates
+    # nothing and draws nothing from torch's generator, so a run that converts the weights
+    # initializes its new head exactly like a later run that finds them cached.
+    with torch.device("meta"):
+        target = build_lite0().state_dict()
+    mapped = map_state_dict(source, target)
 
     from safetensors.torch import save_file
 

