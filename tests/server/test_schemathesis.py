@@ -22,8 +22,7 @@ Not fuzzed, or not fully, and why:
   a fuzzed call would hang. It stays in the schema; `test_event_stream_is_declared_and_conforms`
   checks the stream of a finished task against its declaration.
 - `PENDING`: answers of `routes/tasks.py` (not this suite's to change) that its schema does not
-  declare yet skip the checks (only those statuses of those operations); the one 5xx there has an
-  xfail test.
+  declare yet skip the checks (only those statuses of those operations).
 
 `DRAGDL_FUZZ_EXAMPLES=300` makes a deeper run (about 5 minutes instead of one).
 """
@@ -81,13 +80,12 @@ PENDING: dict[str, dict[int, str]] = {
     # Answers `routes/tasks.py` gives but does not declare yet (not this suite's file to change): they
     # skip the checks until it declares them with `dragdl.server.errors.error_responses` and
     # `dragdl.server.schemas.graphs.GRAPH_REJECTED`. Remove a row once it is declared
-    # (`test_pending_answers_are_still_undeclared` says which); the 500 has its own xfail test.
+    # (`test_pending_answers_are_still_undeclared` says which).
     "submitTask": {
         400: "a body that is not UTF-8 JSON",
         404: _TASK_404,
         422: "the declared 422 is GraphProblems, the answer is {detail: GraphProblems} or FastAPI's list",
     },
-    "listTasks": {500: "an offset above 2**63 - 1 overflows the database integer (OverflowError)"},
     "getTask": {404: _TASK_404},
     "deleteTask": {404: _TASK_404, 409: "a running worker that could not be killed"},
     "stopTask": {404: _TASK_404, 409: "a finished task cannot be stopped"},
@@ -311,7 +309,7 @@ def test_pending_answers_are_still_undeclared() -> None:
     def fixed(operation_id: str, status: int) -> bool:
         answer = declared[operation_id].get(str(status))
         if status >= 500:
-            return False  # a bug, not a declaration: see its own xfail test
+            return False  # a bug, not a declaration
         return answer is not None and (status != 422 or "GraphRejection" in json.dumps(answer))
 
     now_declared = [
@@ -320,7 +318,6 @@ def test_pending_answers_are_still_undeclared() -> None:
     assert not now_declared, f"declared now, remove from PENDING: {', '.join(now_declared)}"
 
 
-@pytest.mark.xfail(strict=True, reason="routes/tasks.py: listTasks `offset` has no upper bound (PENDING)")
 def test_list_tasks_refuses_offsets_the_database_cannot_hold(world: World) -> None:
     response = world.setup.get("/api/tasks", params={"offset": 2**63})
     assert response.status_code == 422, response.text

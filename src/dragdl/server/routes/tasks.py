@@ -65,7 +65,7 @@ def list_tasks(
     user: CurrentUser,
     db: SessionDep,
     status_filter: Annotated[TaskStatus | None, Query(alias="status")] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> TasksPublic:
     """Your tasks, newest first."""
