@@ -7,17 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Column, MetaData, String, inspect, text
+from sqlalchemy import Column, MetaData, String, func, inspect, select, text
+from sqlalchemy.orm import Session
 
+from dragdl.runner.transitions import add_event
 from dragdl.server.db.migrate import INITIAL_REVISION, alembic_config, current_revision, upgrade_database
-from dragdl.server.db.models import Base
-from dragdl.server.db.session import make_engine
+from dragdl.server.db.models import Base, Task, TaskEvent, TaskStatus, User
+from dragdl.server.db.session import make_engine, make_session_factory
 
 from .conftest import PostgresDatabases
 
@@ -108,3 +111,85 @@ def test_the_comparison_would_notice_a_missing_migration(tmp_path: Path) -> None
     finally:
         engine.dispose()
     assert [(d[0], d[3].name) for d in diffs] == [("add_column", "nickname")]
+
+
+# -- task_events ids on SQLite ---------------------------------------------------------------------
+
+
+def add_task_with_events(db: Session, owner_id: int, name: str, events: int) -> Task:
+    task = Task(owner_id=owner_id, name=name, graph_snapshot={}, status=TaskStatus.SUCCEEDED)
+    db.add(task)
+    db.flush()
+    for i in range(events):
+        add_event(db, task.id, "log", {"level": "info", "message": f"{name} {i}"})
+    db.commit()
+    return task
+
+
+def event_rows(url: str) -> list[tuple[Any, ...]]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(text("SELECT id, task_id, kind, data FROM task_events ORDER BY id"))
+            return [tuple(row) for row in rows]
+    finally:
+        engine.dispose()
+
+
+def sqlite_task_events(url: str) -> tuple[str, dict[str, list[str | None]]]:
+    """The CREATE TABLE statement of task_events and its indexes (name -> columns)."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            sql = connection.scalar(
+                text("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'task_events'")
+            )
+            indexes = inspect(connection).get_indexes("task_events")
+    finally:
+        engine.dispose()
+    return str(sql), {ix["name"] or "": ix["column_names"] for ix in indexes}
+
+
+@pytest.mark.parametrize("events_before_upgrade", [False, True], ids=["fresh", "upgraded"])
+def test_an_event_id_is_never_handed_out_twice(empty_db: str, events_before_upgrade: bool) -> None:
+    # An event id is the SSE id a client resumes from: after the newest task (and so the newest
+    # events) is deleted, the next event must still get an id above every id a client has seen.
+    # SQLite needs its AUTOINCREMENT table for this (revision 0002); PostgreSQL's sequence has it.
+    url = empty_db
+    engine = make_engine(url)
+    sessions = make_session_factory(engine)
+    try:
+        if events_before_upgrade:  # a database of the first release, with events in it
+            with engine.begin() as connection:
+                command.upgrade(alembic_config(connection), INITIAL_REVISION)
+        else:
+            upgrade_database(url)
+        with sessions() as db:
+            user = User(username="alice", password_hash="x")
+            db.add(user)
+            db.commit()
+            older = add_task_with_events(db, user.id, "older", 3)
+            newest = add_task_with_events(db, user.id, "newest", 4)
+        before = event_rows(url)
+        if events_before_upgrade:
+            upgrade_database(url)
+            assert event_rows(url) == before  # the table copy keeps every row and id
+            assert schema_differences(url) == []
+        if engine.dialect.name == "sqlite":
+            sql, indexes = sqlite_task_events(url)
+            assert "AUTOINCREMENT" in sql
+            assert indexes == {
+                "ix_task_events_task_id_id": ["task_id", "id"],
+                "ix_task_events_task_kind": ["task_id", "kind"],
+            }
+        seen = max(row[0] for row in before)
+
+        with sessions() as db:
+            db.delete(db.get_one(Task, newest.id))  # as the server deletes a task: events cascade
+            db.commit()
+            assert db.scalar(select(func.max(TaskEvent.id))) < seen
+            event = add_event(db, older.id, "log", {"level": "info", "message": "after the delete"})
+            db.commit()
+            assert event.id > seen
+    finally:
+        engine.dispose()

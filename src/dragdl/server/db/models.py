@@ -185,6 +185,9 @@ class TaskEvent(Base):
     """Everything a task reported (status, metric, log, artifact, error), in order.
 
     The autoincrement id is the server-sent event id, so a client resumes with Last-Event-ID.
+    Ids must never be handed out twice: SQLite reuses the highest rowid after the newest rows are
+    deleted (a deleted task takes its events along) unless the table is AUTOINCREMENT; PostgreSQL's
+    sequence never goes back.
     """
 
     __tablename__ = "task_events"
@@ -198,6 +201,7 @@ class TaskEvent(Base):
     __table_args__ = (
         Index("ix_task_events_task_id_id", "task_id", "id"),
         Index("ix_task_events_task_kind", "task_id", "kind"),
+        {"sqlite_autoincrement": True},
     )
 
 
