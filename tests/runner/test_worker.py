@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -139,5 +140,38 @@ def test_errors_are_described_with_their_node() -> None:
     assert other == {
         "code": "train_failed",
         "message": "ZeroDivisionError: division by zero",
+        "node_id": None,
+    }
+
+
+def error_lines(config: WorkerConfig, task: Task) -> list[str]:
+    log = (config.artifacts_dir / task.id / "log.txt").read_text().splitlines()
+    return [line.split(" ERROR   ", 1)[1] for line in log if " ERROR   " in line]
+
+
+def test_the_log_tells_an_error_once_whether_training_or_the_worker_caught_it(
+    sessions: sessionmaker[Session],
+    config: WorkerConfig,
+    make_task: MakeTask,
+    make_user: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alice = make_user("alice")
+    corrupt = make_task(alice, "corrupt", corrupt_folder_graph(tmp_path / "images"))
+    assert run(launch(sessions, config, corrupt)) == "FAILED"  # the dataset fails before training
+    (before,) = error_lines(config, corrupt)
+    assert before.startswith("training failed (dataset_invalid): node data: cannot decode image")
+
+    def full_disk(self: object) -> None:
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr("dragdl.engine.train.trainer._Run._end_epoch", full_disk)
+    task = make_task(alice, "full", digits_graph(epochs=1))
+    assert run(launch(sessions, config, task)) == "FAILED"
+    assert error_lines(config, task) == ["training failed (train_failed): OSError: no space left on device"]
+    assert load(sessions, task.id).error == {
+        "code": "train_failed",
+        "message": "OSError: no space left on device",
         "node_id": None,
     }

@@ -127,7 +127,7 @@ class _Attempt:
 
     def run(self) -> str:
         from dragdl.engine.run import run_graph
-        from dragdl.engine.train.events import LogEvent
+        from dragdl.engine.train.events import ErrorEvent, LogEvent
         from dragdl.engine.train.reporter import JsonlReporter, MultiReporter
 
         taken = self._take()
@@ -152,7 +152,9 @@ class _Attempt:
         except Exception as exc:
             error = describe_error(exc, task.graph_snapshot)
             log.info("task %s failed: %s", task.id, error["message"])
-            reporter.emit(LogEvent("error", error["message"]))
+            db_reporter.emit(LogEvent("error", error["message"]))
+            if not files.error_logged:  # an error in training is in log.txt already, from the trainer
+                files.emit(ErrorEvent(error["code"], error["message"], error["node_id"]))
         finally:
             monitor.finish()
             files.close()

@@ -44,6 +44,8 @@ class StartEvent(_Event):
     resumed_from_epoch: int | None = None
     """The epoch (1-based) a resumed run continues in; None for a fresh run."""
     resumed_from_step: int | None = None
+    batch_size: int | None = None
+    """Images per optimizer step; None in events recorded before it was reported."""
 
 
 @dataclass(frozen=True)

@@ -216,7 +216,7 @@ class _Run:
             torch.set_rng_state(data["rng_cpu"])
             if self.device.type == "cuda" and data["rng_cuda"]:
                 torch.cuda.set_rng_state_all(data["rng_cuda"])
-        self.info(f"resumed from {path.name}")
+        self.info(f"resumed from checkpoint {path.name}")
         return True
 
     # -- the run --------------------------------------------------------------------------------
@@ -244,6 +244,7 @@ class _Run:
                 total_parameters=sum(t.numel() for t in self.network.parameters()),
                 resumed_from_epoch=s.epoch + 1 if resumed else None,
                 resumed_from_step=s.step if resumed else None,
+                batch_size=self.config.batch_size,
             )
         )
         # A monitor connecting to a resumed run sees the whole curve, not only the new epochs.
