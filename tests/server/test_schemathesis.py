@@ -21,8 +21,6 @@ Not fuzzed, or not fully, and why:
 - `GET /api/tasks/{task_id}/events` (server-sent events): the stream of a queued task never ends, so
   a fuzzed call would hang. It stays in the schema; `test_event_stream_is_declared_and_conforms`
   checks the stream of a finished task against its declaration.
-- `PENDING`: answers of `routes/tasks.py` (not this suite's to change) that its schema does not
-  declare yet skip the checks (only those statuses of those operations).
 
 `DRAGDL_FUZZ_EXAMPLES=300` makes a deeper run (about 5 minutes instead of one).
 """
@@ -31,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -51,6 +50,7 @@ import schemathesis
 import uvicorn
 from fastapi import FastAPI
 from hypothesis import HealthCheck, settings
+from pydantic import BaseModel
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi.checks import (
@@ -63,6 +63,7 @@ from dragdl.runner.base import Resources, Runner
 from dragdl.server import app as app_module
 from dragdl.server.app import create_app
 from dragdl.server.db.models import Model, User
+from dragdl.server.errors import ErrorMessage, RequestProblems
 from dragdl.server.openapi import openapi_schema
 from dragdl.server.schemas.graphs import GraphRejection
 from dragdl.server.settings import Settings
@@ -74,26 +75,6 @@ MAX_EXAMPLES = int(os.environ.get("DRAGDL_FUZZ_EXAMPLES", "25"))
 """Per operation; raise it for a deeper local run (the CI value keeps the file at about a minute)."""
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXCLUDED = {"streamTaskEvents": "server-sent events of a queued task never end"}
-
-_TASK_404 = "no such task (or graph_id): routes/tasks.py declares no 404"
-PENDING: dict[str, dict[int, str]] = {
-    # Answers `routes/tasks.py` gives but does not declare yet (not this suite's file to change): they
-    # skip the checks until it declares them with `dragdl.server.errors.error_responses` and
-    # `dragdl.server.schemas.graphs.GRAPH_REJECTED`. Remove a row once it is declared
-    # (`test_pending_answers_are_still_undeclared` says which).
-    "submitTask": {
-        400: "a body that is not UTF-8 JSON",
-        404: _TASK_404,
-        422: "the declared 422 is GraphProblems, the answer is {detail: GraphProblems} or FastAPI's list",
-    },
-    "getTask": {404: _TASK_404},
-    "deleteTask": {404: _TASK_404, 409: "a running worker that could not be killed"},
-    "stopTask": {404: _TASK_404, 409: "a finished task cannot be stopped"},
-    "retryTask": {404: _TASK_404, 409: "only FAILED or STOPPED tasks can be retried"},
-    "cloneTask": {404: _TASK_404, 422: "as submitTask: {detail: GraphProblems} is not the declared shape"},
-    "getTaskMetrics": {404: _TASK_404},
-    "getTaskLogs": {404: _TASK_404},
-}
 
 SCHEMA = schemathesis.openapi.from_dict(openapi_schema()).exclude(operation_id=list(EXCLUDED))
 SCHEMA.config.generation.update(
@@ -294,28 +275,7 @@ def test_api_conforms_to_its_schema(case: Any, world: World) -> None:
     if case.method.upper() == "DELETE" and response.status_code == 204:
         for name in case.path_parameters:
             world.forget(name)
-    if response.status_code not in PENDING.get(case.operation.definition.raw["operationId"], {}):
-        case.validate_response(response, checks=CHECKS)
-
-
-def test_pending_answers_are_still_undeclared() -> None:
-    """Fails once routes/tasks.py declares an answer of `PENDING`: then delete that row."""
-    declared = {
-        operation["operationId"]: operation["responses"]
-        for item in openapi_schema()["paths"].values()
-        for operation in item.values()
-    }
-
-    def fixed(operation_id: str, status: int) -> bool:
-        answer = declared[operation_id].get(str(status))
-        if status >= 500:
-            return False  # a bug, not a declaration
-        return answer is not None and (status != 422 or "GraphRejection" in json.dumps(answer))
-
-    now_declared = [
-        f"{op} {status}" for op, answers in PENDING.items() for status in answers if fixed(op, status)
-    ]
-    assert not now_declared, f"declared now, remove from PENDING: {', '.join(now_declared)}"
+    case.validate_response(response, checks=CHECKS)
 
 
 def test_list_tasks_refuses_offsets_the_database_cannot_hold(world: World) -> None:
@@ -380,6 +340,62 @@ def test_graph_rejections_match_their_declaration(user_client: Any) -> None:
     GraphRejection.model_validate(response.json())  # {"detail": {"message", "errors"}}
     declared = openapi_schema()["paths"]["/api/graphs"]["post"]["responses"]["422"]
     assert "#/components/schemas/GraphRejection" in json.dumps(declared)
+
+
+def _cuda(graph: dict[str, Any]) -> dict[str, Any]:
+    nodes = [
+        {**node, "params": {**node["params"], "device": "cuda"}} if node["id"] == "train" else node
+        for node in graph["nodes"]
+    ]
+    return {**graph, "nodes": nodes}
+
+
+SUBMIT_REFUSALS = [
+    pytest.param({"content": b'{"graph": "\xff"}'}, 400, ErrorMessage, None, id="not-utf8"),
+    pytest.param(
+        {"json": {"graph": {"nodes": "none"}}},
+        422,
+        GraphRejection,
+        [("schema_invalid", None, "nodes")],
+        id="malformed-graph",
+    ),
+    pytest.param({"json": {"graph": GRAPH, "graph_id": "x"}}, 422, RequestProblems, None, id="two-graphs"),
+    pytest.param(
+        {"json": {"graph": _cuda(GRAPH), "resources": {"gpus": 0}}},
+        422,
+        GraphRejection,
+        [("param_invalid", "train", "device")],
+        id="cuda-no-gpu",
+    ),
+    pytest.param({"json": {"graph_id": "nope"}}, 404, ErrorMessage, None, id="no-such-graph"),
+]
+DECLARED_422 = {"GraphRejection", "RequestProblems"}
+"""submitTask's 422 is `GRAPH_REJECTED` alone: a refused graph or resources, or a request problem."""
+
+
+@pytest.mark.parametrize(("request_", "status", "model", "problems"), SUBMIT_REFUSALS)
+def test_task_submission_refusals_match_their_declarations(
+    world: World,
+    request_: dict[str, Any],
+    status: int,
+    model: type[BaseModel],
+    problems: list[tuple[str, str | None, str | None]] | None,
+) -> None:
+    """Refusals the fuzzer reaches rarely or never: raw bytes, a graph that validates but needs a GPU.
+
+    A graph problem names its code, node and field: a cuda train node given no GPU is a problem of
+    that node's `device`, like any other refused graph."""
+    headers = {"Content-Type": "application/json"} if "content" in request_ else {}
+    response = world.setup.post("/api/tasks", headers=headers, **request_)
+    assert response.status_code == status, response.text
+    model.model_validate(response.json())
+    if problems is not None:
+        errors = response.json()["detail"]["errors"]
+        assert [(e["code"], e["node_id"], e["field"]) for e in errors] == problems
+    declared = json.dumps(openapi_schema()["paths"]["/api/tasks"]["post"]["responses"][str(status)])
+    assert f"#/components/schemas/{model.__name__}" in declared
+    refs = set(re.findall(r"#/components/schemas/(\w+)", declared))
+    assert refs == (DECLARED_422 if status == 422 else {"ErrorMessage"})
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)

@@ -1,4 +1,5 @@
-"""The tasks API on a real local Ray: lifecycle, quotas, stop and resume, live events, ownership, delete.
+"""The tasks API on a real local Ray: lifecycle, quotas, stop and resume, live events, ownership, delete,
+and the orders of the task list.
 
 Ray is started once for the session from the main thread; each test's app runs its own scheduler
 against it. Every wait polls a condition with a deadline.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -17,7 +19,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from dragdl.server.db.models import Task, TaskEvent
+from dragdl.server.db.models import Task, TaskEvent, TaskStatus
 from dragdl.server.settings import Settings
 
 from ..runner.support import (
@@ -177,6 +179,10 @@ def test_graphs_are_validated_first_and_tasks_are_private(
     server_path["nodes"][0] = {"id": "data", "type": "dataset.folder", "params": {"path": "/etc"}}
     forbidden = user_client.post("/api/tasks", json={"graph": server_path}).json()["detail"]["errors"]
     assert [e["code"] for e in forbidden] == ["dataset_path_forbidden"]
+    no_gpu = {"graph": digits_graph(device="cuda"), "resources": {"gpus": 0}}
+    [problem] = user_client.post("/api/tasks", json=no_gpu).json()["detail"]["errors"]
+    assert (problem["code"], problem["node_id"], problem["field"]) == ("param_invalid", "train", "device")
+    assert "0 GPUs" in problem["message"] and "resources.gpus: 1" in problem["message"]
     assert user_client.post("/api/tasks", json={}).status_code == 422
     saved = user_client.post("/api/graphs", json={"graph": digits_graph(epochs=1)}).json()
     assert other_client.post("/api/tasks", json={"graph_id": saved["id"]}).status_code == 404
@@ -301,3 +307,50 @@ def test_deleting_a_running_task_kills_its_worker_and_removes_its_files(
     assert not (settings.artifacts_dir / task["id"]).exists()
     with app.state.sessions() as db:
         assert db.scalar(select(TaskEvent).where(TaskEvent.task_id == task["id"])) is None
+
+
+def test_the_task_list_sorts_by_age_status_or_name(
+    user_client: TestClient, other_client: TestClient, app: FastAPI
+) -> None:
+    # Finished rows written directly: the scheduler leaves them alone, and their times are exact.
+    rows = {
+        "a": ("Charlie", TaskStatus.SUCCEEDED),
+        "b": ("alpha", TaskStatus.FAILED),
+        "c": ("Bravo", TaskStatus.SUCCEEDED),
+        "d": ("alpha", TaskStatus.STOPPED),
+    }
+    start = datetime(2030, 1, 1, tzinfo=UTC)
+    ids: dict[str, str] = {}
+    with app.state.sessions() as db:
+        for minute, (key, (name, status)) in enumerate(rows.items()):
+            row = Task(
+                owner_id=user_client.user["id"],  # type: ignore[attr-defined]
+                name=name,
+                graph_snapshot={},
+                status=status,
+                created_at=start + timedelta(minutes=minute),
+            )
+            db.add(row)
+            db.flush()
+            ids[row.id] = key
+        db.commit()
+
+    def listed(**params: Any) -> str:
+        response = user_client.get("/api/tasks", params=params)
+        assert response.status_code == 200, response.text
+        assert response.json()["count"] == len(rows)
+        return "".join(ids[task["id"]] for task in response.json()["data"])
+
+    assert listed() == listed(sort="newest") == "dcba"
+    assert listed(sort="oldest") == "abcd"
+    assert listed(sort="status") == "cabd"  # life order (SUCCEEDED, FAILED, STOPPED), then newest
+    assert listed(sort="name") == "dbca"  # alpha, alpha (newest first), Bravo, Charlie: case ignored
+    assert listed(sort="name", offset=1, limit=2) == "bc"
+    assert (
+        user_client.get("/api/tasks", params={"sort": "status", "status": "SUCCEEDED"}).json()["count"] == 2
+    )
+    assert other_client.get("/api/tasks", params={"sort": "name"}).json()["count"] == 0
+    for wrong in ("created", "-created", "NAME", ""):
+        refused = user_client.get("/api/tasks", params={"sort": wrong})
+        assert refused.status_code == 422, (wrong, refused.text)
+        assert refused.json()["detail"][0]["loc"] == ["query", "sort"]

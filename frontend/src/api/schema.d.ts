@@ -575,7 +575,7 @@ export interface paths {
         };
         /**
          * List Tasks
-         * @description Your tasks, newest first.
+         * @description Your tasks, newest first unless `sort` says otherwise.
          */
         get: operations["listTasks"];
         put?: never;
@@ -3604,6 +3604,8 @@ export interface operations {
                 status?: components["schemas"]["TaskStatus"] | null;
                 offset?: number;
                 limit?: number;
+                /** @description newest or oldest first; by status in the order of its life (QUEUED, RUNNING, SUCCEEDED, FAILED, STOPPED), newest first within one; or by name, A to Z ignoring case. */
+                sort?: "newest" | "oldest" | "status" | "name";
             };
             header?: never;
             path?: never;
@@ -3671,6 +3673,15 @@ export interface operations {
                     "application/json": components["schemas"]["TaskDetail"];
                 };
             };
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
             401: {
                 headers: {
@@ -3689,13 +3700,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
-            /** @description The graph is malformed, refused or does not validate. */
+            /** @description No such saved graph (`graph_id`); another user's does not exist for you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The graph is malformed, refused or does not validate (`detail.errors` lists every problem), or the request itself does not match the operation. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphProblems"];
+                    "application/json": components["schemas"]["GraphRejection"] | components["schemas"]["RequestProblems"];
                 };
             };
         };
@@ -3731,6 +3751,15 @@ export interface operations {
             };
             /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3778,6 +3807,24 @@ export interface operations {
             };
             /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The task's running worker could not be killed. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3834,6 +3881,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The task has finished (SUCCEEDED or FAILED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3876,6 +3941,24 @@ export interface operations {
             };
             /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Only a FAILED or STOPPED task can be retried. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3932,13 +4015,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
-            /** @description The graph is malformed, refused or does not validate. */
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The graph is malformed, refused or does not validate (`detail.errors` lists every problem), or the request itself does not match the operation. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphProblems"];
+                    "application/json": components["schemas"]["GraphRejection"] | components["schemas"]["RequestProblems"];
                 };
             };
         };
@@ -3976,6 +4068,15 @@ export interface operations {
             };
             /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4028,6 +4129,15 @@ export interface operations {
             };
             /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4091,7 +4201,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -4140,6 +4252,15 @@ export interface operations {
             };
             /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import anyio
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response, status
@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.server.db.models import Task, TaskEvent, TaskStatus
 from dragdl.server.deps import CurrentUser, RunnerDep, SessionDep, SettingsDep
-from dragdl.server.schemas.graphs import GraphProblems
+from dragdl.server.errors import Responses, error_responses
+from dragdl.server.schemas.graphs import GRAPH_REJECTED, GraphProblems
 from dragdl.server.schemas.tasks import (
     MetricPoint,
     TaskCreate,
@@ -23,6 +24,7 @@ from dragdl.server.schemas.tasks import (
     TaskLog,
     TaskMetrics,
     TaskPublic,
+    TaskSort,
     TasksPublic,
 )
 from dragdl.server.services import tasks as service
@@ -33,9 +35,15 @@ router = APIRouter(prefix="/api/tasks", tags=["tasks"])
 TaskId = Annotated[str, Path(max_length=64)]
 POLL_S = 0.5
 KEEPALIVE_S = 15.0
-_PROBLEMS: dict[int | str, dict[str, Any]] = {
-    422: {"model": GraphProblems, "description": "The graph is malformed, refused or does not validate."}
+_NOT_FOUND = error_responses(404)
+_SUBMITTED: Responses = {
+    **error_responses(
+        400, described={404: "No such saved graph (`graph_id`); another user's does not exist for you."}
+    ),
+    **GRAPH_REJECTED,
 }
+"""Submission refuses like a graph save; resources that cannot run the graph (a cuda train node with no
+GPU) are a problem of the train node's `device` field."""
 
 
 def _detail(task: Task) -> TaskDetail:
@@ -43,12 +51,12 @@ def _detail(task: Task) -> TaskDetail:
     return TaskDetail(**public, graph=task.graph_snapshot, config=service.train_config(task))
 
 
-def _rejected(exc: GraphRejected) -> HTTPException:
+def _reject(exc: GraphRejected) -> NoReturn:
     detail = GraphProblems(message=exc.message, errors=exc.errors).model_dump(mode="json")
-    return HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail)
+    raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail) from None
 
 
-@router.post("", operation_id="submitTask", status_code=status.HTTP_201_CREATED, responses=_PROBLEMS)
+@router.post("", operation_id="submitTask", status_code=status.HTTP_201_CREATED, responses=_SUBMITTED)
 def submit_task(
     body: TaskCreate, user: CurrentUser, db: SessionDep, settings: SettingsDep, runner: RunnerDep
 ) -> TaskDetail:
@@ -56,7 +64,7 @@ def submit_task(
     try:
         task = service.submit(db, settings, user, body, runner)
     except GraphRejected as exc:
-        raise _rejected(exc) from None
+        _reject(exc)
     return _detail(task)
 
 
@@ -67,26 +75,41 @@ def list_tasks(
     status_filter: Annotated[TaskStatus | None, Query(alias="status")] = None,
     offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    sort: Annotated[
+        TaskSort,
+        Query(
+            description="newest or oldest first; by status in the order of its life (QUEUED, RUNNING, "
+            "SUCCEEDED, FAILED, STOPPED), newest first within one; or by name, A to Z ignoring case."
+        ),
+    ] = "newest",
 ) -> TasksPublic:
-    """Your tasks, newest first."""
-    rows, count = service.list_tasks(db, user, status_filter, offset, limit)
+    """Your tasks, newest first unless `sort` says otherwise."""
+    rows, count = service.list_tasks(db, user, status_filter, offset, limit, sort)
     return TasksPublic(data=[TaskPublic.model_validate(row) for row in rows], count=count)
 
 
-@router.get("/{task_id}", operation_id="getTask")
+@router.get("/{task_id}", operation_id="getTask", responses=_NOT_FOUND)
 def get_task(task_id: TaskId, user: CurrentUser, db: SessionDep) -> TaskDetail:
     """Graph and settings, status, timings, attempts, best metrics and error of one task."""
     return _detail(service.get_task(db, user, task_id))
 
 
-@router.post("/{task_id}/stop", operation_id="stopTask")
+@router.post(
+    "/{task_id}/stop",
+    operation_id="stopTask",
+    responses=error_responses(404, described={409: "The task has finished (SUCCEEDED or FAILED)."}),
+)
 def stop_task(task_id: TaskId, user: CurrentUser, db: SessionDep, runner: RunnerDep) -> TaskPublic:
     """A queued task stops at once; a running one finishes its step, checkpoints and ends STOPPED."""
     task = service.stop_task(db, service.get_task(db, user, task_id), runner)
     return TaskPublic.model_validate(task)
 
 
-@router.post("/{task_id}/retry", operation_id="retryTask")
+@router.post(
+    "/{task_id}/retry",
+    operation_id="retryTask",
+    responses=error_responses(404, described={409: "Only a FAILED or STOPPED task can be retried."}),
+)
 def retry_task(task_id: TaskId, user: CurrentUser, db: SessionDep, runner: RunnerDep) -> TaskPublic:
     """Queue a FAILED or STOPPED task again; it resumes from its last checkpoint."""
     task = service.retry_task(db, service.get_task(db, user, task_id), runner)
@@ -94,7 +117,10 @@ def retry_task(task_id: TaskId, user: CurrentUser, db: SessionDep, runner: Runne
 
 
 @router.post(
-    "/{task_id}/clone", operation_id="cloneTask", status_code=status.HTTP_201_CREATED, responses=_PROBLEMS
+    "/{task_id}/clone",
+    operation_id="cloneTask",
+    status_code=status.HTTP_201_CREATED,
+    responses={**_NOT_FOUND, **GRAPH_REJECTED},
 )
 def clone_task(
     task_id: TaskId, user: CurrentUser, db: SessionDep, settings: SettingsDep, runner: RunnerDep
@@ -104,11 +130,16 @@ def clone_task(
     try:
         clone = service.clone_task(db, settings, user, task, runner)
     except GraphRejected as exc:
-        raise _rejected(exc) from None
+        _reject(exc)
     return _detail(clone)
 
 
-@router.delete("/{task_id}", operation_id="deleteTask", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{task_id}",
+    operation_id="deleteTask",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=error_responses(404, described={409: "The task's running worker could not be killed."}),
+)
 def delete_task(
     task_id: TaskId, user: CurrentUser, db: SessionDep, settings: SettingsDep, runner: RunnerDep
 ) -> Response:
@@ -117,7 +148,7 @@ def delete_task(
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.get("/{task_id}/metrics", operation_id="getTaskMetrics")
+@router.get("/{task_id}/metrics", operation_id="getTaskMetrics", responses=_NOT_FOUND)
 def get_task_metrics(
     task_id: TaskId,
     user: CurrentUser,
@@ -140,7 +171,7 @@ def get_task_metrics(
     return TaskMetrics(data=points, count=len(points))
 
 
-@router.get("/{task_id}/logs", operation_id="getTaskLogs")
+@router.get("/{task_id}/logs", operation_id="getTaskLogs", responses=_NOT_FOUND)
 def get_task_logs(
     task_id: TaskId,
     user: CurrentUser,
@@ -155,7 +186,7 @@ def get_task_logs(
 @router.get(
     "/{task_id}/report",
     operation_id="getTaskReport",
-    responses={404: {"description": "No such task, or it has not written its report yet."}},
+    responses=error_responses(described={404: "No such task, or it has not written its report yet."}),
 )
 def get_task_report(
     task_id: TaskId, user: CurrentUser, db: SessionDep, settings: SettingsDep
@@ -169,7 +200,10 @@ def get_task_report(
     "/{task_id}/events",
     operation_id="streamTaskEvents",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."}},
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."},
+        **_NOT_FOUND,
+    },
 )
 def stream_task_events(
     task_id: TaskId,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
@@ -90,6 +90,10 @@ class TaskDetail(TaskPublic):
         description="The graph as submitted (later edits of a saved graph do not apply)."
     )
     config: dict[str, Any] = Field(description="The train node's settings, defaults filled in.")
+
+
+TaskSort = Literal["newest", "oldest", "status", "name"]
+"""The orders of the task list (`GET /api/tasks?sort=`); ties go to the newest task."""
 
 
 class TasksPublic(BaseModel):

@@ -12,14 +12,15 @@ import shutil
 from typing import Any
 
 from fastapi import HTTPException, status
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.engine.graph.errors import GraphError
 from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS, Runner, WorkerConfig
 from dragdl.runner.scheduler import Scheduler, train_device
 from dragdl.runner.transitions import add_event, finish, guarded_update
 from dragdl.server.db.models import Model, Task, TaskEvent, TaskStatus, User
-from dragdl.server.schemas.tasks import TaskCreate, TaskLog, TaskResources
+from dragdl.server.schemas.tasks import TaskCreate, TaskLog, TaskResources, TaskSort
 from dragdl.server.services import graphs as graph_service
 from dragdl.server.services.data_context import check_graph_policy, data_context_for
 from dragdl.server.services.graphs import GraphRejected
@@ -71,16 +72,29 @@ def check_graph(db: Session, settings: Settings, user: User, raw: dict[str, Any]
     return data
 
 
+def _train_node(graph: dict[str, Any]) -> dict[str, Any] | None:
+    for node in graph.get("nodes", []):
+        if isinstance(node, dict) and str(node.get("type", "")).startswith("train."):
+            return node
+    return None
+
+
 def resources_for(requested: TaskResources, graph: dict[str, Any]) -> dict[str, float | None]:
+    """What the worker reserves; GraphRejected (422) when the train node asks for cuda and no GPU."""
     device = train_device(graph)
     gpus = requested.gpus
     if gpus is None and device in ("cuda", "cpu"):
         gpus = 1.0 if device == "cuda" else 0.0
     if device == "cuda" and gpus == 0:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            "the train node's device is cuda: resources.gpus must be at least 1",
+        node = _train_node(graph)  # there is one: without it the device is auto
+        problem = GraphError(
+            code="param_invalid",
+            message=f"device is cuda but the task asks for {gpus:g} GPUs (resources.gpus): "
+            "submit with resources.gpus: 1, or set device to auto or cpu",
+            node_id=str(node["id"]) if node else None,
+            field="device",
         )
+        raise GraphRejected("the resources do not fit the graph", [problem])
     return {"cpus": requested.cpus, "gpus": gpus}
 
 
@@ -133,21 +147,33 @@ def submit(db: Session, settings: Settings, user: User, body: TaskCreate, runner
 # --- reading --------------------------------------------------------------------------------------
 
 
+def _order(sort: TaskSort) -> list[ColumnElement[Any]]:
+    newest: list[ColumnElement[Any]] = [Task.created_at.desc(), Task.id.desc()]
+    if sort == "oldest":
+        return [Task.created_at.asc(), Task.id.asc()]
+    if sort == "status":
+        # The order of a task's life, not the alphabet: waiting and running tasks come first.
+        rank = case(*((Task.status == value, index) for index, value in enumerate(TaskStatus)))
+        return [rank, *newest]
+    if sort == "name":
+        return [func.lower(Task.name), *newest]
+    return newest
+
+
 def list_tasks(
-    db: Session, user: User, status_filter: TaskStatus | None, offset: int, limit: int
+    db: Session,
+    user: User,
+    status_filter: TaskStatus | None,
+    offset: int,
+    limit: int,
+    sort: TaskSort = "newest",
 ) -> tuple[list[Task], int]:
-    """The user's tasks, newest first."""
+    """A page of the user's tasks in the order `sort` names (default: newest first), and their count."""
     where = [Task.owner_id == user.id]
     if status_filter is not None:
         where.append(Task.status == status_filter)
     count = db.scalar(select(func.count()).select_from(Task).where(*where)) or 0
-    query = (
-        select(Task)
-        .where(*where)
-        .order_by(Task.created_at.desc(), Task.id.desc())
-        .offset(offset)
-        .limit(limit)
-    )
+    query = select(Task).where(*where).order_by(*_order(sort)).offset(offset).limit(limit)
     return list(db.scalars(query)), count
 
 
@@ -165,14 +191,14 @@ def get_task(db: Session, user: User, task_id: str) -> Task:
 def train_config(task: Task) -> dict[str, Any]:
     from dragdl.engine.train.config import TrainConfig
 
-    for node in task.graph_snapshot.get("nodes", []):
-        if str(node.get("type", "")).startswith("train."):
-            params = node.get("params") or {}
-            try:
-                return TrainConfig.model_validate(params).model_dump()
-            except ValueError:
-                return dict(params)
-    return {}
+    node = _train_node(task.graph_snapshot)
+    if node is None:
+        return {}
+    params = node.get("params") or {}
+    try:
+        return TrainConfig.model_validate(params).model_dump()
+    except ValueError:
+        return dict(params)
 
 
 def events_after(db: Session, task_id: str, after_id: int, limit: int = EVENTS_PAGE) -> list[TaskEvent]:
