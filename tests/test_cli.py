@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from dragdl import cli_progress
 from dragdl.cli import app
+from dragdl.engine.train.events import Event, MetricEvent, StartEvent, StatusEvent
+from dragdl.engine.train.reporter import JsonlReporter, Reporter, read_events, summarize_epoch, summarize_test
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 runner = CliRunner()
@@ -66,6 +69,7 @@ def test_invalid_graph_lists_errors_by_node_without_traceback(tmp_path: Path) ->
         assert "Traceback" not in result.stdout + result.stderr
         assert "conv1" in result.stderr and "out_channels" in result.stderr
         assert "port_type_mismatch" in result.stderr or "too_many_inputs" in result.stderr
+    assert not (tmp_path / "runs").exists()  # an invalid graph leaves no run folder (nor log.txt)
 
 
 def test_malformed_json_names_the_position(tmp_path: Path) -> None:
@@ -105,6 +109,19 @@ def test_run_trains_then_resume_extends_the_run(tmp_path: Path) -> None:
     report = json.loads((out / "report.json").read_text())
     assert report["epochs_completed"] == 2 and report["test"]["test_accuracy"] > 0.5
     assert (out / "model.safetensors").exists() and (out / "graph.json").exists()
+    first_log = (out / "log.txt").read_text()
+    first_events = (out / "events.jsonl").read_text()
+    metrics = [e for e in read_events(out / "events.jsonl") if isinstance(e, MetricEvent)]
+    assert [e.epoch for e in metrics if e.scope == "epoch"] == [1, 2]
+    for event in metrics:
+        # The log and the terminal word the values recorded in events.jsonl the same way.
+        if event.scope == "epoch":
+            line = f"epoch {event.epoch}/2  {summarize_epoch(event.values)}"
+            assert line in first_log and line in first.stdout
+        if event.scope == "test":
+            assert summarize_test(event.values) in first_log
+            assert event.values["test_accuracy"] == report["test"]["test_accuracy"]
+    assert first_log.count("training on ") == 1 and "training finished" in first_log
     second = dragdl(
         "run",
         str(path),
@@ -120,3 +137,52 @@ def test_run_trains_then_resume_extends_the_run(tmp_path: Path) -> None:
     assert second.returncode == 0, second.stderr + second.stdout
     assert "resuming in epoch 3" in second.stdout
     assert json.loads((out / "report.json").read_text())["epochs_completed"] == 3
+    log = (out / "log.txt").read_text()
+    assert log.startswith(first_log) and (out / "events.jsonl").read_text().startswith(first_events)
+    resumed = log[len(first_log) :]
+    assert "resuming epoch 3" in resumed and "epoch 3/3  train loss" in resumed
+    assert "epoch 1/" not in resumed  # the replayed epochs are in the first attempt's lines already
+
+
+class _Closes(JsonlReporter):
+    closed: list[Path] = []
+
+    def close(self) -> None:
+        super().close()
+        self.closed.append(self.log_path)
+
+
+def _interrupted_run(error: BaseException) -> Any:
+    def run_graph(raw: Any, ctx: Any, out_dir: Path, reporter: Reporter, **kwargs: Any) -> Any:
+        start = StartEvent(2, 10, 100, 20, 20, "cpu", 1000, 1000, batch_size=10)
+        events: list[Event] = [StatusEvent("running"), start]
+        events.append(MetricEvent("epoch", 1, 10, {"loss": 0.5, "accuracy": 0.8, "epoch_time_s": 1.0}))
+        for event in events:
+            reporter.emit(event)
+        raise error
+
+    return run_graph
+
+
+@pytest.mark.parametrize(
+    ("error", "exit_code", "logged"),
+    [
+        (KeyboardInterrupt(), 130, "WARNING interrupted; continue with: dragdl run "),
+        (RuntimeError("disk full"), 1, "ERROR   training failed (train_failed): RuntimeError: disk full"),
+    ],
+)
+def test_run_logs_and_closes_its_files_when_it_stops_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException, exit_code: int, logged: str
+) -> None:
+    monkeypatch.setattr("dragdl.engine.run.run_graph", _interrupted_run(error))
+    monkeypatch.setattr(cli_progress, "JsonlReporter", _Closes)
+    _Closes.closed.clear()
+    out = tmp_path / "run"
+    path = write(tmp_path / "g.json", example("sketcher_cnn"))
+    result = runner.invoke(app, ["run", str(path), "--out", str(out)])
+    assert result.exit_code == exit_code, result.output
+    log = (out / "log.txt").read_text()
+    assert "epoch 1/2  train loss 0.5000 acc 80.00%  1.0 s" in log and logged in log
+    assert "epoch 1/2  train loss 0.5000 acc 80.00%  1.0 s" in result.stdout
+    assert len(read_events(out / "events.jsonl")) == 4  # the run's three, and why it ended
+    assert _Closes.closed == [out / "log.txt"]

@@ -110,11 +110,13 @@ def run(
     device: Annotated[str | None, typer.Option(help="Override the device: auto, cpu or cuda.")] = None,
     data_dir: DataDirOption = None,
 ) -> None:
-    """Train a graph with progress bars; writes checkpoints, metrics and report.json to --out."""
-    from dragdl.cli_progress import RichReporter
+    """Train a graph with progress bars; writes checkpoints, report.json and log.txt to --out."""
+    from dragdl.cli_progress import RichReporter, RunFiles
     from dragdl.engine.compile.module import LayerRuntimeError
     from dragdl.engine.graph.errors import GraphInvalid
     from dragdl.engine.run import read_report, run_graph
+    from dragdl.engine.train.events import ErrorEvent, LogEvent
+    from dragdl.engine.train.reporter import MultiReporter
 
     raw = _read_graph(graph_file)
     if resume and out is None:
@@ -128,25 +130,37 @@ def run(
         overrides["epochs"] = epochs
     if device is not None:
         overrides["device"] = device
-    reporter = RichReporter(console)
+    progress = RichReporter(console)
+    files = RunFiles(out)
+    reporter = MultiReporter(progress, files)
     try:
         result = run_graph(raw, _data_context(data_dir), out, reporter, overrides=overrides, resume=resume)
     except GraphInvalid as exc:
-        reporter.close()
+        progress.close()
         _print_errors(exc.errors, raw)
         raise typer.Exit(1) from None
     except LayerRuntimeError as exc:
-        reporter.close()
+        progress.close()
+        if not files.error_logged:  # failures inside training are in log.txt already, from the trainer
+            files.emit(ErrorEvent("layer_failed", exc.message, exc.node_id))
         err_console.print(f"[red]training failed at node {exc.node_id}:[/] {exc.message}")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
-        reporter.close()
-        err_console.print(
-            f"[yellow]interrupted[/]; continue with: dragdl run {graph_file} --out {out} --resume"
-        )
+        progress.close()
+        hint = f"dragdl run {graph_file} --out {out} --resume"
+        if files.started:
+            files.emit(LogEvent("warning", f"interrupted; continue with: {hint}"))
+        err_console.print(f"[yellow]interrupted[/]; continue with: {hint}")
         raise typer.Exit(130) from None
-    reporter.close()
-    reporter.print_summary(result.status, read_report(result), out)
+    except Exception as exc:
+        progress.close()
+        if not files.error_logged:
+            files.emit(ErrorEvent("train_failed", f"{type(exc).__name__}: {exc}"))
+        raise
+    finally:
+        files.close()
+    progress.close()
+    progress.print_summary(result.status, read_report(result), out)
 
 
 @app.command("catalog")

@@ -1,4 +1,4 @@
-"""Rich progress bars and the final summary for `dragdl run`."""
+"""What `dragdl run` reports: rich progress bars, the run's files and the final summary."""
 
 from __future__ import annotations
 
@@ -26,10 +26,15 @@ from dragdl.engine.train.events import (
     StartEvent,
     StatusEvent,
 )
+from dragdl.engine.train.reporter import JsonlReporter, summarize_epoch
 
 
 class RichReporter:
-    """Shows an epoch bar and a step bar, and one line of metrics per epoch."""
+    """Shows an epoch bar and a step bar, and one line of metrics per epoch.
+
+    Metrics are worded by the engine's `summarize_epoch`, so the terminal and the run's log.txt
+    say the same thing.
+    """
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -46,6 +51,7 @@ class RichReporter:
         self.epoch_task: TaskID | None = None
         self.step_task: TaskID | None = None
         self.steps_per_epoch = 0
+        self.epochs = 0
 
     def emit(self, event: Event) -> None:
         if isinstance(event, StartEvent):
@@ -69,6 +75,7 @@ class RichReporter:
             + (f", resuming in epoch {event.resumed_from_epoch}" if event.resumed_from_epoch else "")
         )
         self.steps_per_epoch = event.steps_per_epoch
+        self.epochs = event.epochs
         self.progress.start()
         self.epoch_task = self.progress.add_task(
             "epochs", total=event.epochs, completed=max(0, (event.resumed_from_epoch or 1) - 1), info=""
@@ -78,11 +85,11 @@ class RichReporter:
     def _metric(self, event: MetricEvent) -> None:
         values = event.values
         if event.scope == "step" and self.step_task is not None:
-            info = f"loss {values.get('loss', float('nan')):.4f}  acc {values.get('accuracy', 0):.3f}"
-            self.progress.update(self.step_task, info=info)
+            self.progress.update(self.step_task, info=summarize_epoch(values))
         elif event.scope == "epoch" and self.epoch_task is not None:
             self.progress.update(self.epoch_task, completed=event.epoch, info="")
-            self.progress.console.print(f"epoch {event.epoch:>3}  {_epoch_line(values)}")
+            of = f"/{self.epochs}" if self.epochs else ""
+            self.progress.console.print(f"[bold]epoch {event.epoch}{of}[/]  {summarize_epoch(values)}")
 
     def close(self) -> None:
         self.progress.stop()
@@ -123,21 +130,34 @@ class RichReporter:
             self.console.print(classes)
 
 
+class RunFiles:
+    """The run folder's events.jsonl and log.txt (`JsonlReporter`), opened at the first event.
+
+    Opening late keeps a graph that fails validation from leaving a folder behind: `run_graph`
+    raises before any event. The files are appended to, so `--resume` continues them.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.files: JsonlReporter | None = None
+
+    @property
+    def started(self) -> bool:
+        return self.files is not None
+
+    @property
+    def error_logged(self) -> bool:
+        return self.files is not None and self.files.error_logged
+
+    def emit(self, event: Event) -> None:
+        if self.files is None:
+            self.files = JsonlReporter(self.out)
+        self.files.emit(event)
+
+    def close(self) -> None:
+        if self.files is not None:
+            self.files.close()
+
+
 def _fmt(key: str, value: float) -> str:
     return f"{value * 100:.2f}%" if "accuracy" in key else f"{value:.4f}"
-
-
-def _epoch_line(values: dict[str, float]) -> str:
-    parts = []
-    for key, label in (
-        ("loss", "loss"),
-        ("accuracy", "acc"),
-        ("val_loss", "val_loss"),
-        ("val_accuracy", "val_acc"),
-        ("samples_per_s", "img/s"),
-        ("epoch_time_s", "s"),
-    ):
-        if key in values:
-            value = values[key]
-            parts.append(f"{label} {value:.0f}" if key == "samples_per_s" else f"{label} {value:.4g}")
-    return "  ".join(parts)

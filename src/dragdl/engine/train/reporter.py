@@ -119,11 +119,11 @@ class TrainingLog:
         self.epochs = event.epochs
         self.replayed_below = event.resumed_from_epoch or 0
         batches = f", batch size {event.batch_size}" if event.batch_size else ""
+        epochs = f"{event.epochs} epoch{'' if event.epochs == 1 else 's'}"
         lines: list[tuple[LogLevel, str]] = [
             (
                 "info",
-                f"training on {event.device} for {event.epochs} epochs{batches} "
-                f"({event.steps_per_epoch} steps per epoch)",
+                f"training on {event.device} for {epochs}{batches} ({event.steps_per_epoch} steps per epoch)",
             ),
             (
                 "info",
