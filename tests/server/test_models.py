@@ -284,6 +284,78 @@ def test_prediction_service_batches_by_window(trained_bundle: Path, monkeypatch:
     assert sizes == [4, 2] and len(labels) == 6
 
 
+def test_an_unusable_image_fails_only_its_own_request_of_a_batch(
+    trained_bundle: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    sizes: list[int] = []
+    forward = prediction.forward
+
+    def counting(bundle: Any, inputs: list[Any]) -> list[list[float]]:
+        sizes.append(len(inputs))
+        return forward(bundle, inputs)
+
+    monkeypatch.setattr(prediction, "forward", counting)
+    good = digit_pngs(3)
+
+    async def run() -> list[Any]:
+        service = PredictionService(batching=True, max_batch=8, window_s=0.05)
+        requests = [
+            [("a.png", good[0])],
+            [("b.png", good[1]), ("notes.txt", b"not an image at all")],
+            [("c.png", good[2])],
+        ]
+        try:
+            return await asyncio.gather(
+                *(service.predict("m", trained_bundle, images) for images in requests), return_exceptions=True
+            )
+        finally:
+            await service.close()
+
+    first, second, third = asyncio.run(run())
+    assert isinstance(second, prediction.PredictionInputError) and second.message.startswith("notes.txt:")
+    for result in (first, third):
+        classes, predictions = result
+        assert classes == [str(d) for d in range(10)] and len(predictions) == 1
+    assert sizes == [2]  # one forward pass for the two usable requests, without the refused one's images
+
+
+def test_a_batch_waits_for_a_free_slot_even_after_its_queue_emptied(
+    trained_bundle: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request that arrives while the only slot is busy (and the queue was empty) is answered once
+    the running batch ends: the new dispatcher hears about it."""
+    import asyncio
+
+    entered = threading.Event()
+    release = threading.Event()
+    forward = prediction.forward
+
+    def held(bundle: Any, inputs: list[Any]) -> list[list[float]]:
+        entered.set()
+        assert release.wait(60), "the test never released the first batch"
+        return forward(bundle, inputs)
+
+    monkeypatch.setattr(prediction, "forward", held)
+    images = digit_pngs(2)
+
+    async def run() -> list[str]:
+        service = PredictionService(batching=True, workers=1, window_s=0.0)
+        try:
+            first = asyncio.ensure_future(service.predict("m", trained_bundle, [("a.png", images[0])]))
+            await asyncio.get_running_loop().run_in_executor(None, entered.wait, 60)
+            second = asyncio.ensure_future(service.predict("m", trained_bundle, [("b.png", images[1])]))
+            await asyncio.sleep(0)  # one turn of the loop: the second request queues while the slot is held
+            release.set()
+            results = await asyncio.wait_for(asyncio.gather(first, second), 60)
+        finally:
+            await service.close()
+        return [predictions[0].label for _, predictions in results]
+
+    assert len(asyncio.run(run())) == 2
+
+
 def test_a_lone_prediction_does_not_wait_for_the_batch_window(trained_bundle: Path) -> None:
     """With nobody else on the way, waiting for company would only add latency (the window here is
     10 s, so the answer would come 10 s late)."""

@@ -147,12 +147,14 @@ def _from_bearer(header: str, db: Session) -> User:
     raw = raw.strip()
     if scheme.lower() != "bearer" or not raw:
         raise _unauthorized("malformed Authorization header: expected 'Bearer <API token>'")
-    token = db.scalar(select(ApiToken).where(ApiToken.token_hash == digest(raw)))
-    if token is None:
+    found = db.execute(
+        select(ApiToken, User)
+        .join(User, User.id == ApiToken.user_id)
+        .where(ApiToken.token_hash == digest(raw))
+    ).first()
+    if found is None:
         raise _unauthorized("invalid or revoked API token")
-    user = db.get(User, token.user_id)
-    if user is None:
-        raise _unauthorized("invalid or revoked API token")
+    token, user = found
     now = utcnow()
     if token.last_used_at is None or now - as_utc(token.last_used_at) > _TOUCH_EVERY:
         token.last_used_at = now  # at most one write a minute per token
@@ -161,16 +163,18 @@ def _from_bearer(header: str, db: Session) -> User:
 
 
 def _from_cookie(raw: str, db: Session) -> User:
-    session = db.get(LoginSession, digest(raw))
-    if session is None:
+    found = db.execute(
+        select(LoginSession, User)
+        .join(User, User.id == LoginSession.user_id)
+        .where(LoginSession.token_hash == digest(raw))
+    ).first()
+    if found is None:
         raise _unauthorized("session ended: log in again")
+    session, user = found
     if as_utc(session.expires_at) <= utcnow():
         db.delete(session)
         db.commit()
         raise _unauthorized("session expired: log in again")
-    user = db.get(User, session.user_id)
-    if user is None:
-        raise _unauthorized("session ended: log in again")
     return user
 
 

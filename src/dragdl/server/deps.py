@@ -12,8 +12,11 @@ from dragdl.server.auth import authenticate
 from dragdl.server.db.models import User
 from dragdl.server.settings import Settings
 
+# Dependencies that do no I/O are `async def`: FastAPI runs a plain `def` dependency in its thread pool,
+# and that trip costs more than the function itself.
 
-def get_settings(request: Request) -> Settings:
+
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -36,7 +39,7 @@ def get_current_user(request: Request, db: SessionDep, settings: SettingsDep) ->
 CurrentUser = Annotated[User, Depends(get_current_user)]
 
 
-def get_admin(user: CurrentUser) -> User:
+async def get_admin(user: CurrentUser) -> User:
     if not user.is_admin:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "administrators only")
     return user
@@ -45,7 +48,7 @@ def get_admin(user: CurrentUser) -> User:
 AdminUser = Annotated[User, Depends(get_admin)]
 
 
-def get_runner(request: Request) -> Any:
+async def get_runner(request: Request) -> Any:
     return request.app.state.runner
 
 

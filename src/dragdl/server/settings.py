@@ -31,7 +31,9 @@ class Settings:
     predict_batching: bool = True
     """Micro-batch concurrent predictions per model (`DRAGDL_PREDICT_BATCHING=0` turns it off)."""
     predict_max_batch: int = 32
+    """Most images in one batch."""
     predict_window_ms: float = 5.0
+    """How long a batch may wait for more requests while another batch of the model is running."""
 
     @property
     def datasets_dir(self) -> Path:

@@ -110,28 +110,35 @@ class Bundle:
 
     def predict_preprocessed(self, inputs: list[Tensor], top_k: int = 5) -> list[Prediction]:
         """Predictions for outputs of `preprocess`, batched."""
+        return [self.ranked(row, top_k) for row in self.probabilities(inputs)]
+
+    def probabilities(self, inputs: list[Tensor]) -> list[list[float]]:
+        """The class probabilities of each output of `preprocess`, in as few forward passes as the
+        input shapes allow."""
         # Images of varying size (no fixed dataset size, no Resize) cannot share a batch: group by shape.
         groups: dict[tuple[int, ...], list[int]] = {}
         for i, x in enumerate(inputs):
             groups.setdefault(tuple(x.shape), []).append(i)
-        probabilities: list[Tensor | None] = [None] * len(inputs)
+        rows: list[list[float]] = [[] for _ in inputs]
         for indices in groups.values():
             probs = torch.softmax(self.logits(torch.stack([inputs[i] for i in indices])), dim=1)
-            for row, i in enumerate(indices):
-                probabilities[i] = probs[row]
-        return [self._prediction(p, top_k) for p in probabilities if p is not None]
+            # One conversion per batch: per-row tensor ops would cost more than a small forward pass.
+            for i, row in zip(indices, probs.tolist(), strict=True):
+                rows[i] = row
+        return rows
 
-    def _prediction(self, probs: Tensor, top_k: int) -> Prediction:
+    def ranked(self, probabilities: list[float], top_k: int = 5) -> Prediction:
+        """The prediction that a probability vector (one value per class) makes."""
         classes = self.manifest.classes
         k = max(1, min(top_k, len(classes)))
-        values, indices = torch.topk(probs, k)
-        scores = [ClassScore(classes[int(i)], float(v)) for v, i in zip(values, indices, strict=True)]
+        order = sorted(range(len(probabilities)), key=probabilities.__getitem__, reverse=True)[:k]
+        scores = [ClassScore(classes[i], probabilities[i]) for i in order]
         return Prediction(
             label=scores[0].label,
-            index=int(indices[0]),
+            index=order[0],
             probability=scores[0].probability,
             top_k=scores,
-            probabilities=[float(p) for p in probs],
+            probabilities=probabilities,
         )
 
 

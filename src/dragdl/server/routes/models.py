@@ -8,6 +8,7 @@ from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
+from dragdl.server.auth import authenticate
 from dragdl.server.db.models import Model
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import UNPROCESSABLE, error_responses
@@ -109,12 +110,10 @@ async def predict(
     request: Request,
     images: Annotated[list[UploadFile], File(description="One or more images (PNG, JPEG, ...).")],
     settings: SettingsDep,
-    db: SessionDep,
-    user: CurrentUser,
     top_k: Annotated[int, Form(ge=1, le=1000, description="Classes listed per image.")] = 5,
 ) -> PredictionsPublic:
     """Classify images with the model, using the evaluation transforms it was trained with."""
-    folder = await run_in_threadpool(_owned_folder, db, settings, user, model_id)
+    folder = await run_in_threadpool(_caller_model_folder, request, settings, model_id)
     if not 1 <= len(images) <= MAX_PREDICT_IMAGES:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"send 1 to {MAX_PREDICT_IMAGES} images")
     payload = []
@@ -139,25 +138,32 @@ async def predict(
         batched=predictor.batching,
         predictions=[
             ImagePredictionPublic(
-                filename=r.filename,
+                filename=name,
                 label=r.label,
                 index=r.index,
                 probability=r.probability,
-                top_k=[ClassScore(label=label, probability=p) for label, p in r.top_k],
+                top_k=[ClassScore(label=score.label, probability=score.probability) for score in r.top_k],
                 probabilities=r.probabilities,
             )
-            for r in results
+            for (name, _), r in zip(payload, results, strict=True)
         ],
     )
 
 
-def _owned_folder(db: SessionDep, settings: Settings, user: CurrentUser, model_id: str) -> Path:
-    """The bundle folder of the caller's model (one trip to the thread pool for both checks)."""
-    row = _owned(db, user, model_id)
-    try:
-        return service.bundle_folder(settings, row)
-    except service.ModelFilesError as exc:
-        raise HTTPException(exc.status_code, exc.message) from None
+def _caller_model_folder(request: Request, settings: Settings, model_id: str) -> Path:
+    """Who is calling, and the bundle folder of their model.
+
+    Prediction is the hot path of serving, so it skips the SessionDep/CurrentUser dependencies: each
+    of those is a trip to the thread pool, and together they cost more than a small model's forward
+    pass. This is one trip and one database session for the same checks.
+    """
+    with request.app.state.sessions() as db:
+        user = authenticate(request, db, settings)
+        row = _owned(db, user, model_id)
+        try:
+            return service.bundle_folder(settings, row)
+        except service.ModelFilesError as exc:
+            raise HTTPException(exc.status_code, exc.message) from None
 
 
 @router.get(

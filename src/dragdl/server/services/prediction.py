@@ -2,12 +2,12 @@
 
 - Loaded bundles stay in an LRU cache keyed by model id; an entry is reloaded when the bundle's
   files change (their modification times are part of the entry).
-- Decoding, preprocessing and the forward pass run in a thread pool, never on the event loop.
-- With batching on, the images of concurrent requests for one model wait in a queue; a batch goes
-  when `max_batch` images are waiting, when `window_s` has passed since the first, or at once when
-  no other request for the model is still being decoded (a lone request never waits for company).
-  It runs as one forward pass, and each request gets its own rows back. Off, every request runs its
-  own forward pass.
+- Decoding, preprocessing, the forward pass and the ranking run in a thread pool, in one trip per
+  batch, never on the event loop.
+- With batching on, concurrent requests for one model queue up, and a batch takes all that wait (up
+  to `max_batch` images) as one forward pass; each request gets its own predictions back, and an
+  unusable image fails its own request only. See `_Batcher` for when a batch goes. Off, every
+  request makes its own trip to the pool and its own forward pass.
 - Torch gets CPUs / worker threads intra-op threads: with more, the OpenMP teams of the workers
   oversubscribe the CPUs and spin-wait between the many small forward passes of a server (measured:
   tens of milliseconds of CPU per request for the sketcher CNN, instead of about one).
@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import logging
 import os
 import threading
 import weakref
 from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +37,7 @@ from dragdl.server.settings import Settings
 if TYPE_CHECKING:
     from torch import Tensor
 
-    from dragdl.engine.bundle import Bundle
+    from dragdl.engine.bundle import Bundle, Prediction
 
 MAX_IMAGE_PIXELS = 40_000_000
 """The engine's DEFAULT_PIXEL_LIMIT (not imported: that module loads torch)."""
@@ -82,16 +84,6 @@ class ModelUnavailable(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-@dataclass(frozen=True)
-class ImagePrediction:
-    filename: str
-    index: int
-    label: str
-    probability: float
-    top_k: list[tuple[str, float]]
-    probabilities: list[float]
 
 
 def _signature(folder: Path) -> tuple[int, ...]:
@@ -187,96 +179,151 @@ def preprocess(bundle: Bundle, images: list[tuple[str, bytes]], pixel_limit: int
 
 def forward(bundle: Bundle, inputs: list[Tensor]) -> list[list[float]]:
     """The probability vector of each input, in one batched pass (per input shape)."""
-    return [p.probabilities for p in bundle.predict_preprocessed(inputs, top_k=1)]
+    return bundle.probabilities(inputs)
 
 
-def ranked(filename: str, classes: list[str], probabilities: list[float], top_k: int) -> ImagePrediction:
-    order = sorted(range(len(probabilities)), key=lambda i: -probabilities[i])
-    best = order[0]
-    return ImagePrediction(
-        filename=filename,
-        index=best,
-        label=classes[best],
-        probability=probabilities[best],
-        top_k=[(classes[i], probabilities[i]) for i in order[: max(1, top_k)]],
-        probabilities=probabilities,
-    )
+@dataclass(frozen=True)
+class Request:
+    """The images of one HTTP request (name, bytes) and how many classes to rank for each."""
+
+    images: list[tuple[str, bytes]]
+    top_k: int
+
+
+@dataclass(frozen=True)
+class Answered:
+    classes: list[str]
+    predictions: list[Prediction]
+    """One per image of the request, in order."""
+
+
+Answer = Answered | PredictionInputError
+"""A request's predictions, or why one of its images cannot be used."""
+
+
+def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[Answer]:
+    """Every request's answer, from one forward pass over all their usable images (per input shape).
+
+    An unusable image fails its own request only: the others of the batch are answered.
+    """
+    classes = bundle.classes
+    answers: list[Answer] = []
+    inputs: list[Tensor] = []
+    spans: list[tuple[int, int]] = []
+    for request in requests:
+        try:
+            tensors = preprocess(bundle, request.images, pixel_limit)
+        except PredictionInputError as exc:
+            answers.append(exc)
+            spans.append((0, 0))
+            continue
+        answers.append(Answered(classes, []))
+        spans.append((len(inputs), len(inputs) + len(tensors)))
+        inputs.extend(tensors)
+    rows = forward(bundle, inputs) if inputs else []
+    for request, found, (first, last) in zip(requests, answers, spans, strict=True):
+        if isinstance(found, Answered):
+            found.predictions.extend(bundle.ranked(row, request.top_k) for row in rows[first:last])
+    return answers
 
 
 @dataclass
-class _Item:
-    bundle: Bundle
-    tensor: Tensor
-    future: asyncio.Future[list[float]]
+class _Pending:
+    request: Request
+    future: asyncio.Future[Answer]
 
 
 @dataclass
 class _Batcher:
-    """The queue of one model. Its worker task runs while images wait and ends when none do.
+    """The queue of one model and the batches of it in flight.
 
-    Waiting for more images waits on an Event, never on a queue `get`: a timed-out `wait_for`
-    around `Queue.get` can drop the item it was handed at that moment (Python < 3.12), which
-    would leave that request waiting for ever. Items only ever leave the deque synchronously.
+    A batch starts as soon as one of the `slots` is free and takes every request waiting, up to
+    `max_batch` images. Only while another batch of the model is running does it wait, up to
+    `window_s`, for more: then company is on its way, and an idle server never delays a lone request.
+    Under load the batches grow by themselves to what arrives while the previous ones run.
+
+    Waiting for more requests waits on an Event, never on a queue `get`: a timed-out `wait_for`
+    around `Queue.get` can drop the item it was handed at that moment (Python < 3.12), which would
+    leave that request waiting for ever. Items only ever leave the deque synchronously.
     """
 
-    pool: ThreadPoolExecutor
+    run_batch: Callable[[list[Request]], Awaitable[list[Answer]]]
+    slots: int
     max_batch: int
     window_s: float
-    queue: deque[_Item] = field(default_factory=deque)
+    queue: deque[_Pending] = field(default_factory=deque)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
-    worker: asyncio.Task[None] | None = None
-    arriving: int = 0
-    """Requests for this model still being decoded: the only ones worth waiting for."""
+    freed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when a running batch ends."""
+    running: set[asyncio.Task[None]] = field(default_factory=set)
+    dispatcher: asyncio.Task[None] | None = None
 
-    def submit(self, bundle: Bundle, tensor: Tensor) -> asyncio.Future[list[float]]:
+    def submit(self, request: Request) -> asyncio.Future[Answer]:
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[list[float]] = loop.create_future()
-        self.queue.append(_Item(bundle, tensor, future))
+        future: asyncio.Future[Answer] = loop.create_future()
+        self.queue.append(_Pending(request, future))
         self.arrived.set()
-        if self.worker is None or self.worker.done():
-            self.worker = loop.create_task(self._run())
+        if self.dispatcher is None or self.dispatcher.done():
+            self.dispatcher = loop.create_task(self._dispatch())
         return future
 
-    async def _collect(self) -> list[_Item]:
-        loop = asyncio.get_running_loop()
-        batch = [self.queue.popleft()]
-        deadline = loop.time() + self.window_s
-        while len(batch) < self.max_batch:
-            if self.queue:
-                batch.append(self.queue.popleft())
+    @property
+    def idle(self) -> bool:
+        return not self.running and (self.dispatcher is None or self.dispatcher.done())
+
+    async def _dispatch(self) -> None:
+        # Ends as soon as the queue is empty; submit() starts a new dispatcher for the next request.
+        # No await separates the emptiness check from the end, so no request can be left behind.
+        while self.queue:
+            if len(self.running) >= self.slots:
+                self.freed.clear()
+                await self.freed.wait()
                 continue
-            if self.arriving <= 0:
-                break  # nobody else is on the way: waiting would only add latency
+            batch = await self._collect()
+            if batch:
+                task = asyncio.get_running_loop().create_task(self._run(batch))
+                self.running.add(task)
+                task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.running.discard(task)
+        self.freed.set()
+
+    async def _collect(self) -> list[_Pending]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.window_s
+        while self.running and _images(self.queue) < self.max_batch:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 break
             self.arrived.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.arrived.wait(), remaining)
+        batch: list[_Pending] = []
+        size = 0
+        while self.queue and (not batch or size + len(self.queue[0].request.images) <= self.max_batch):
+            pending = self.queue.popleft()
+            if pending.future.done():  # its client went away
+                continue
+            batch.append(pending)
+            size += len(pending.request.images)
         return batch
 
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        # Ends as soon as the queue is empty; submit() starts a new worker for the next image. No
-        # await separates the emptiness check from the end, so no image can be left behind.
-        while self.queue:
-            batch = [item for item in await self._collect() if not item.future.done()]
-            # Requests that arrived across a reload of the model hold different bundles.
-            groups: dict[int, list[_Item]] = {}
-            for item in batch:
-                groups.setdefault(id(item.bundle), []).append(item)
-            for items in groups.values():
-                tensors = [item.tensor for item in items]
-                try:
-                    rows = await loop.run_in_executor(self.pool, forward, items[0].bundle, tensors)
-                except Exception as exc:  # handed to every waiting request
-                    for item in items:
-                        if not item.future.done():
-                            item.future.set_exception(exc)
-                    continue
-                for item, row in zip(items, rows, strict=True):
-                    if not item.future.done():
-                        item.future.set_result(row)
+    async def _run(self, batch: list[_Pending]) -> None:
+        try:
+            answers = await self.run_batch([pending.request for pending in batch])
+        except Exception as exc:  # handed to every request of the batch
+            for pending in batch:
+                if not pending.future.done():
+                    pending.future.set_exception(exc)
+            return
+        for pending, found in zip(batch, answers, strict=True):
+            if not pending.future.done():
+                pending.future.set_result(found)
+
+
+def _images(queue: deque[_Pending]) -> int:
+    return sum(len(pending.request.images) for pending in queue)
 
 
 class PredictionService:
@@ -299,11 +346,11 @@ class PredictionService:
         self.cache = BundleCache(cache_size)
         self.workers = workers or min(4, _cpus())
         self.pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="dragdl-predict")
-        # Per event loop: a queue and its worker belong to one loop. A server runs one; test clients
+        # Per event loop: a queue and its tasks belong to one loop. A server runs one; test clients
         # that are not entered as context managers run each request in a loop of its own.
-        self._batchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Batcher]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._batchers: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[tuple[str, Path], _Batcher]
+        ] = weakref.WeakKeyDictionary()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PredictionService:
@@ -323,58 +370,56 @@ class PredictionService:
             message = exc.message.replace(f"{folder}{os.sep}", "").replace(str(folder), "the model folder")
             raise ModelUnavailable(message) from None
 
-    def _prepare(
-        self, key: str, folder: Path, images: list[tuple[str, bytes]]
-    ) -> tuple[Bundle, list[Tensor]]:
-        """The bundle and the network inputs, in one trip to the pool."""
-        bundle = self._load(key, folder)
-        return bundle, preprocess(bundle, images, self.pixel_limit)
+    def _answer(self, key: str, folder: Path, requests: list[Request]) -> list[Answer]:
+        """Runs in the pool: the requests' answers from the bundle (loaded once, then cached)."""
+        return answer(self._load(key, folder), requests, self.pixel_limit)
+
+    async def _run_batch(self, key: str, folder: Path, requests: list[Request]) -> list[Answer]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, self._answer, key, folder, requests)
 
     async def predict(
         self, key: str, folder: Path, images: list[tuple[str, bytes]], top_k: int = 5
-    ) -> tuple[list[str], list[ImagePrediction]]:
+    ) -> tuple[list[str], list[Prediction]]:
         """The classes and one prediction per image (name, bytes), with the bundle in `folder`
         cached under `key`.
 
         Raises PredictionInputError for an unusable image, ModelUnavailable for unusable model files.
         """
-        loop = asyncio.get_running_loop()
+        request = Request(images, top_k)
         if not self.batching:
-            bundle, inputs = await loop.run_in_executor(self.pool, self._prepare, key, folder, images)
-            rows = await loop.run_in_executor(self.pool, forward, bundle, inputs)
+            (found,) = await self._run_batch(key, folder, [request])
         else:
-            batchers = self._batchers.setdefault(loop, {})
-            batcher = batchers.get(key)
+            batchers = self._batchers.setdefault(asyncio.get_running_loop(), {})
+            batcher = batchers.get((key, folder))
             if batcher is None:
-                batcher = batchers[key] = _Batcher(self.pool, self.max_batch, self.window_s)
-            batcher.arriving += 1  # a batch being collected now may wait for this request's images
-            try:
-                bundle, inputs = await loop.run_in_executor(self.pool, self._prepare, key, folder, images)
-            finally:
-                batcher.arriving -= 1
-            rows = list(await asyncio.gather(*(batcher.submit(bundle, x) for x in inputs)))
-        classes = bundle.classes
-        return classes, [
-            ranked(name, classes, row, top_k) for (name, _), row in zip(images, rows, strict=True)
-        ]
+                run_batch = functools.partial(self._run_batch, key, folder)
+                batcher = batchers[(key, folder)] = _Batcher(
+                    run_batch, self.workers, self.max_batch, self.window_s
+                )
+            found = await batcher.submit(request)
+        if isinstance(found, PredictionInputError):
+            raise found
+        return found.classes, found.predictions
 
     def evict(self, key: str) -> None:
         """Forget a model (deleted, or its files replaced)."""
         self.cache.evict(key)
         for batchers in list(self._batchers.values()):
-            batcher = batchers.get(key)
-            if batcher is not None and (batcher.worker is None or batcher.worker.done()):
-                del batchers[key]
+            for name in [name for name, batcher in batchers.items() if name[0] == key and batcher.idle]:
+                del batchers[name]
 
     async def close(self) -> None:
         running = asyncio.get_running_loop()
         for loop, batchers in list(self._batchers.items()):
             for batcher in batchers.values():
-                if batcher.worker is None or loop.is_closed():
+                tasks = [*batcher.running, *([batcher.dispatcher] if batcher.dispatcher else [])]
+                if loop.is_closed():
                     continue
-                if loop is running:
-                    batcher.worker.cancel()
-                else:
-                    loop.call_soon_threadsafe(batcher.worker.cancel)
+                for task in tasks:
+                    if loop is running:
+                        task.cancel()
+                    else:
+                        loop.call_soon_threadsafe(task.cancel)
         self._batchers.clear()
         self.pool.shutdown(wait=False, cancel_futures=True)
