@@ -1,13 +1,12 @@
 """Prediction serving: cached bundles, inference off the event loop, micro-batching per model.
 
-- Loaded bundles stay in an LRU cache keyed by model id; an entry is reloaded when the bundle's
-  files change (their modification times are part of the entry).
+- Loaded bundles stay in memory (bundle_cache.BundleCache), reloaded when their files change.
 - Decoding, preprocessing, the forward pass and the ranking run in a thread pool, in one trip per
   batch, never on the event loop.
 - With batching on, concurrent requests for one model queue up, and a batch takes all that wait (up
   to `max_batch` images) as one forward pass; each request gets its own predictions back, and an
-  unusable image fails its own request only. See `_Batcher` for when a batch goes. Off, every
-  request makes its own trip to the pool and its own forward pass.
+  unusable image fails its own request only. `batching.MicroBatcher` says when a batch goes. Off,
+  every request makes its own trip to the pool and its own forward pass.
 - Torch gets CPUs / worker threads intra-op threads: with more, the OpenMP teams of the workers
   oversubscribe the CPUs and spin-wait between the many small forward passes of a server (measured:
   tens of milliseconds of CPU per request for the sketcher CNN, instead of about one).
@@ -18,20 +17,19 @@ torch and the engine are imported inside the functions that need them: the serve
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import io
 import logging
 import os
 import threading
 import weakref
-from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dragdl.server.services.batching import MicroBatcher
+from dragdl.server.services.bundle_cache import BundleCache
 from dragdl.server.settings import Settings
 
 if TYPE_CHECKING:
@@ -84,66 +82,6 @@ class ModelUnavailable(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-def _signature(folder: Path) -> tuple[int, ...]:
-    """Modification times of the files a loaded bundle depends on (-1 for a missing one)."""
-    stamps = []
-    for name in ("model.json", "model.safetensors"):
-        try:
-            stamps.append((folder / name).stat().st_mtime_ns)
-        except OSError:
-            stamps.append(-1)
-    return tuple(stamps)
-
-
-class BundleCache:
-    """Thread-safe LRU of loaded bundles. Each model loads once even when requests arrive together."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = max(1, capacity)
-        self._entries: OrderedDict[str, tuple[tuple[int, ...], Bundle]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._loading: dict[str, threading.Lock] = {}
-
-    def _lookup(self, key: str, signature: tuple[int, ...]) -> Bundle | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None or entry[0] != signature:
-                return None
-            self._entries.move_to_end(key)
-            return entry[1]
-
-    def get(self, key: str, folder: Path) -> Bundle:
-        """The loaded bundle (blocking: call from a worker thread); raises BundleError."""
-        signature = _signature(folder)
-        bundle = self._lookup(key, signature)
-        if bundle is not None:
-            return bundle
-        with self._lock:
-            loading = self._loading.setdefault(key, threading.Lock())
-        with loading:
-            bundle = self._lookup(key, signature)
-            if bundle is not None:
-                return bundle
-            from dragdl.engine.bundle import load_bundle
-
-            bundle = load_bundle(folder)
-            with self._lock:
-                self._entries[key] = (signature, bundle)
-                self._entries.move_to_end(key)
-                while len(self._entries) > self.capacity:
-                    self._entries.popitem(last=False)
-            return bundle
-
-    def evict(self, key: str) -> None:
-        with self._lock:
-            self._entries.pop(key, None)
-            self._loading.pop(key, None)
-
-    def __contains__(self, key: str) -> bool:
-        with self._lock:
-            return key in self._entries
 
 
 def check_image(name: str, data: bytes, pixel_limit: int) -> None:
@@ -227,103 +165,8 @@ def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[An
     return answers
 
 
-@dataclass
-class _Pending:
-    request: Request
-    future: asyncio.Future[Answer]
-
-
-@dataclass
-class _Batcher:
-    """The queue of one model and the batches of it in flight.
-
-    A batch starts as soon as one of the `slots` is free and takes every request waiting, up to
-    `max_batch` images. Only while another batch of the model is running does it wait, up to
-    `window_s`, for more: then company is on its way, and an idle server never delays a lone request.
-    Under load the batches grow by themselves to what arrives while the previous ones run.
-
-    Waiting for more requests waits on an Event, never on a queue `get`: a timed-out `wait_for`
-    around `Queue.get` can drop the item it was handed at that moment (Python < 3.12), which would
-    leave that request waiting for ever. Items only ever leave the deque synchronously.
-    """
-
-    run_batch: Callable[[list[Request]], Awaitable[list[Answer]]]
-    slots: int
-    max_batch: int
-    window_s: float
-    queue: deque[_Pending] = field(default_factory=deque)
-    arrived: asyncio.Event = field(default_factory=asyncio.Event)
-    freed: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set when a running batch ends."""
-    running: set[asyncio.Task[None]] = field(default_factory=set)
-    dispatcher: asyncio.Task[None] | None = None
-
-    def submit(self, request: Request) -> asyncio.Future[Answer]:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Answer] = loop.create_future()
-        self.queue.append(_Pending(request, future))
-        self.arrived.set()
-        if self.dispatcher is None or self.dispatcher.done():
-            self.dispatcher = loop.create_task(self._dispatch())
-        return future
-
-    @property
-    def idle(self) -> bool:
-        return not self.running and (self.dispatcher is None or self.dispatcher.done())
-
-    async def _dispatch(self) -> None:
-        # Ends as soon as the queue is empty; submit() starts a new dispatcher for the next request.
-        # No await separates the emptiness check from the end, so no request can be left behind.
-        while self.queue:
-            if len(self.running) >= self.slots:
-                self.freed.clear()
-                await self.freed.wait()
-                continue
-            batch = await self._collect()
-            if batch:
-                task = asyncio.get_running_loop().create_task(self._run(batch))
-                self.running.add(task)
-                task.add_done_callback(self._finished)
-
-    def _finished(self, task: asyncio.Task[None]) -> None:
-        self.running.discard(task)
-        self.freed.set()
-
-    async def _collect(self) -> list[_Pending]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.window_s
-        while self.running and _images(self.queue) < self.max_batch:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                break
-            self.arrived.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.arrived.wait(), remaining)
-        batch: list[_Pending] = []
-        size = 0
-        while self.queue and (not batch or size + len(self.queue[0].request.images) <= self.max_batch):
-            pending = self.queue.popleft()
-            if pending.future.done():  # its client went away
-                continue
-            batch.append(pending)
-            size += len(pending.request.images)
-        return batch
-
-    async def _run(self, batch: list[_Pending]) -> None:
-        try:
-            answers = await self.run_batch([pending.request for pending in batch])
-        except Exception as exc:  # handed to every request of the batch
-            for pending in batch:
-                if not pending.future.done():
-                    pending.future.set_exception(exc)
-            return
-        for pending, found in zip(batch, answers, strict=True):
-            if not pending.future.done():
-                pending.future.set_result(found)
-
-
-def _images(queue: deque[_Pending]) -> int:
-    return sum(len(pending.request.images) for pending in queue)
+def _images(request: Request) -> int:
+    return len(request.images)
 
 
 class PredictionService:
@@ -349,7 +192,7 @@ class PredictionService:
         # Per event loop: a queue and its tasks belong to one loop. A server runs one; test clients
         # that are not entered as context managers run each request in a loop of its own.
         self._batchers: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[tuple[str, Path], _Batcher]
+            asyncio.AbstractEventLoop, dict[tuple[str, Path], MicroBatcher[Request, Answer]]
         ] = weakref.WeakKeyDictionary()
 
     @classmethod
@@ -394,8 +237,8 @@ class PredictionService:
             batcher = batchers.get((key, folder))
             if batcher is None:
                 run_batch = functools.partial(self._run_batch, key, folder)
-                batcher = batchers[(key, folder)] = _Batcher(
-                    run_batch, self.workers, self.max_batch, self.window_s
+                batcher = batchers[(key, folder)] = MicroBatcher(
+                    run_batch, _images, self.workers, self.max_batch, self.window_s
                 )
             found = await batcher.submit(request)
         if isinstance(found, PredictionInputError):
@@ -412,14 +255,12 @@ class PredictionService:
     async def close(self) -> None:
         running = asyncio.get_running_loop()
         for loop, batchers in list(self._batchers.items()):
+            if loop.is_closed():
+                continue
             for batcher in batchers.values():
-                tasks = [*batcher.running, *([batcher.dispatcher] if batcher.dispatcher else [])]
-                if loop.is_closed():
-                    continue
-                for task in tasks:
-                    if loop is running:
-                        task.cancel()
-                    else:
-                        loop.call_soon_threadsafe(task.cancel)
+                if loop is running:
+                    batcher.cancel()
+                else:
+                    loop.call_soon_threadsafe(batcher.cancel)
         self._batchers.clear()
         self.pool.shutdown(wait=False, cancel_futures=True)
