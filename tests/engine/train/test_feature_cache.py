@@ -225,7 +225,8 @@ def test_bundle_of_a_cached_run_predicts_like_the_trained_model_and_exports_to_o
     with torch.no_grad():
         expected = plan.model(batch)
     logits = bundle.logits(batch)
-    assert torch.allclose(logits, expected, atol=1e-5)
+    # Equal up to rounding (the bundle runs channels_last): the tolerance the ONNX export is held to.
+    assert torch.allclose(logits, expected, atol=1e-4)
     assert torch.equal(logits.argmax(1), expected.argmax(1))
 
     path = export_bundle(out, "onnx")

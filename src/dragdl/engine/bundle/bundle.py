@@ -90,8 +90,11 @@ class Bundle:
 
     def logits(self, batch: Tensor) -> Tensor:
         """Network output for a preprocessed (N, C, H, W) batch, on the CPU."""
+        batch = batch.to(self.device)
+        if batch.ndim == 4:  # the network's layout (see load_bundle)
+            batch = batch.contiguous(memory_format=torch.channels_last)
         with torch.inference_mode():
-            out: Tensor = self.model(batch.to(self.device))
+            out: Tensor = self.model(batch)
         return out.float().cpu()
 
     def predict(
@@ -194,7 +197,10 @@ def load_bundle(path: str | Path, device: str | torch.device = "cpu") -> Bundle:
     file = folder / MANIFEST_NAME
     model = _build_network(manifest, file)
     _load_weights(model, manifest, folder)
-    model.to(torch.device(device)).eval()
+    # channels_last: oneDNN's CPU convolutions run faster in that layout, the more so in batches
+    # (measured per image: EfficientNet-Lite0 at 64x64 8.2 -> 6.0 ms alone, 2.7 -> 1.7 ms in batches
+    # of 32; the sketcher CNN 0.23 -> 0.21 ms and 0.09 -> 0.06 ms). Only 4-D weights change layout.
+    model.to(torch.device(device), memory_format=torch.channels_last).eval()
     stages = tuple(_build_stage(entry, file) for entry in manifest.eval_transforms)
     return Bundle(folder, manifest, model, stages)
 
