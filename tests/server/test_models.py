@@ -162,23 +162,30 @@ def _concurrent(client: TestClient, model_id: str, images: list[bytes]) -> list[
         return list(pool.map(one, images))
 
 
-def test_concurrent_predictions_batched_and_unbatched_agree(
-    client: TestClient, user_client: TestClient, model_id: str, app: FastAPI, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The app's own client runs every request on the one event loop of its lifespan, as a server does
-    # (a client not entered as a context manager starts a loop per request); it acts as alice here.
-    client.cookies.update(user_client.cookies)
-    client.headers.update(user_client.headers)
-    batches: list[int] = []
+@pytest.fixture
+def forward_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of inputs of each forward pass the prediction service makes, in order."""
+    sizes: list[int] = []
     lock = threading.Lock()
     forward = prediction.forward
 
     def counting(bundle: Any, inputs: list[Any]) -> list[list[float]]:
         with lock:
-            batches.append(len(inputs))
+            sizes.append(len(inputs))
         return forward(bundle, inputs)
 
     monkeypatch.setattr(prediction, "forward", counting)
+    return sizes
+
+
+def test_concurrent_predictions_batched_and_unbatched_agree(
+    client: TestClient, user_client: TestClient, model_id: str, app: FastAPI, forward_sizes: list[int]
+) -> None:
+    # The app's own client runs every request on the one event loop of its lifespan, as a server does
+    # (a client not entered as a context manager starts a loop per request); it acts as alice here.
+    client.cookies.update(user_client.cookies)
+    client.headers.update(user_client.headers)
+    batches = forward_sizes
     images = digit_pngs(16)
     # A generous window so that the 16 requests of this slow, shared test machine meet in batches.
     app.state.predictor = PredictionService(batching=True, max_batch=8, window_s=0.25)
@@ -256,17 +263,10 @@ def test_missing_bundle_files_are_reported(
     assert str(settings.data_dir) not in response.json()["detail"]
 
 
-def test_prediction_service_batches_by_window(trained_bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prediction_service_batches_by_window(trained_bundle: Path, forward_sizes: list[int]) -> None:
     import asyncio
 
-    sizes: list[int] = []
-    forward = prediction.forward
-
-    def counting(bundle: Any, inputs: list[Any]) -> list[list[float]]:
-        sizes.append(len(inputs))
-        return forward(bundle, inputs)
-
-    monkeypatch.setattr(prediction, "forward", counting)
+    sizes = forward_sizes
 
     async def run() -> list[str]:
         service = PredictionService(batching=True, max_batch=4, window_s=0.05)
@@ -285,18 +285,11 @@ def test_prediction_service_batches_by_window(trained_bundle: Path, monkeypatch:
 
 
 def test_an_unusable_image_fails_only_its_own_request_of_a_batch(
-    trained_bundle: Path, monkeypatch: pytest.MonkeyPatch
+    trained_bundle: Path, forward_sizes: list[int]
 ) -> None:
     import asyncio
 
-    sizes: list[int] = []
-    forward = prediction.forward
-
-    def counting(bundle: Any, inputs: list[Any]) -> list[list[float]]:
-        sizes.append(len(inputs))
-        return forward(bundle, inputs)
-
-    monkeypatch.setattr(prediction, "forward", counting)
+    sizes = forward_sizes
     good = digit_pngs(3)
 
     async def run() -> list[Any]:

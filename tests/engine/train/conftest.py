@@ -17,10 +17,29 @@ from dragdl.engine.data.base import TensorSource
 from dragdl.engine.data.pipeline import OpStage, Pipeline, build_pipeline
 from dragdl.engine.data.splits import Splits, split_indices
 from dragdl.engine.train.config import TrainConfig
-from dragdl.engine.train.reporter import ListReporter
+from dragdl.engine.train.events import Event, ProgressEvent
+from dragdl.engine.train.reporter import ListReporter, Reporter
 from dragdl.engine.train.trainer import TIMING_KEYS, TrainResult, train
 
 CLASSES = ["a", "b", "c"]
+
+
+class StopAt(ListReporter):
+    """Keeps every event (and hands it on to `also`), and sets `stop` when the progress event of
+    (epoch, step) goes by: a run given `stop=stopper.stop` stops there, as a user's stop would."""
+
+    def __init__(self, epoch: int, step: int, *also: Reporter) -> None:
+        super().__init__()
+        self.at = (epoch, step)
+        self.also = also
+        self.stop = threading.Event()
+
+    def emit(self, event: Event) -> None:
+        super().emit(event)
+        for reporter in self.also:
+            reporter.emit(event)
+        if isinstance(event, ProgressEvent) and (event.epoch, event.step) == self.at:
+            self.stop.set()
 
 
 class Jitter(nn.Module):

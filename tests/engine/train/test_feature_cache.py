@@ -4,7 +4,6 @@ run on them that trains, resumes, reports and bundles like the run through the w
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,12 @@ from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.models import weights
 from dragdl.engine.run import read_report, run_graph, split
-from dragdl.engine.train.events import Event, LogEvent, ProgressEvent, StartEvent
+from dragdl.engine.train.events import LogEvent, StartEvent
 from dragdl.engine.train.feature_cache import FeatureHead, feature_pipeline, frozen_backbone
 from dragdl.engine.train.reporter import ListReporter
 from dragdl.engine.train.trainer import train
+
+from .conftest import StopAt
 
 DIGITS = 1797
 
@@ -168,18 +169,6 @@ def test_cached_and_uncached_runs_reach_the_same_test_accuracy(
     assert cached.test is not None and full.test is not None
     assert abs(cached.test["test_accuracy"] - full.test["test_accuracy"]) <= 0.01
     assert cached.test["test_accuracy"] > 0.6
-
-
-class StopAt(ListReporter):
-    def __init__(self, epoch: int, step: int) -> None:
-        super().__init__()
-        self.at = (epoch, step)
-        self.stop = threading.Event()
-
-    def emit(self, event: Event) -> None:
-        super().emit(event)
-        if isinstance(event, ProgressEvent) and (event.epoch, event.step) == self.at:
-            self.stop.set()
 
 
 def test_a_stopped_cached_run_resumes_exactly(tmp_path: Path) -> None:

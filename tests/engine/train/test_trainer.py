@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from itertools import pairwise
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from dragdl.engine.train.checkpoint import list_checkpoints
 from dragdl.engine.train.events import (
     ArtifactEvent,
     ErrorEvent,
-    Event,
     MetricEvent,
     ProgressEvent,
     StartEvent,
@@ -27,21 +25,7 @@ from dragdl.engine.train.events import (
 )
 from dragdl.engine.train.reporter import ListReporter
 
-from .conftest import CLASSES, Runner, make_model, make_pipeline, make_source, model_metrics, weights
-
-
-class StopAt(ListReporter):
-    """Sets `stop` when the given (epoch, step) progress event goes by."""
-
-    def __init__(self, epoch: int, step: int) -> None:
-        super().__init__()
-        self.at = (epoch, step)
-        self.stop = threading.Event()
-
-    def emit(self, event: Event) -> None:
-        super().emit(event)
-        if isinstance(event, ProgressEvent) and (event.epoch, event.step) == self.at:
-            self.stop.set()
+from .conftest import CLASSES, Runner, StopAt, make_model, make_pipeline, make_source, model_metrics, weights
 
 
 def report(out: Path) -> dict:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ from dragdl.engine.train.events import (
     StatusEvent,
 )
 from dragdl.engine.train.reporter import JsonlReporter, ListReporter, MultiReporter, TrainingLog
+
+from .conftest import StopAt
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (INFO|WARNING|ERROR)\s+")
 
@@ -105,20 +106,6 @@ def test_a_real_run_logs_its_setup_every_epoch_and_the_test_accuracy(tmp_path: P
     ]
     assert start.train_samples + start.val_samples + start.test_samples == 1797
     assert result.test is not None and t["test_accuracy"] == result.test["test_accuracy"] > 0.5
-
-
-class StopAt(MultiReporter):
-    """Sets `stop` when the progress event of (epoch, step) goes by."""
-
-    def __init__(self, epoch: int, step: int, *reporters: ListReporter | JsonlReporter) -> None:
-        super().__init__(*reporters)
-        self.at = (epoch, step)
-        self.stop = threading.Event()
-
-    def emit(self, event: Event) -> None:
-        super().emit(event)
-        if isinstance(event, ProgressEvent) and (event.epoch, event.step) == self.at:
-            self.stop.set()
 
 
 def test_a_resumed_run_continues_the_log_and_logs_every_epoch_once(tmp_path: Path) -> None:
