@@ -200,7 +200,7 @@ def load_bundle(path: str | Path, device: str | torch.device = "cpu") -> Bundle:
     # channels_last: oneDNN's CPU convolutions run faster in that layout, the more so in batches
     # (measured per image: EfficientNet-Lite0 at 64x64 8.2 -> 6.0 ms alone, 2.7 -> 1.7 ms in batches
     # of 32; the sketcher CNN 0.23 -> 0.21 ms and 0.09 -> 0.06 ms). Only 4-D weights change layout.
-    model.to(torch.device(device), memory_format=torch.channels_last).eval()
+    model.to(torch.device(device)).to(memory_format=torch.channels_last).eval()
     stages = tuple(_build_stage(entry, file) for entry in manifest.eval_transforms)
     return Bundle(folder, manifest, model, stages)
 
