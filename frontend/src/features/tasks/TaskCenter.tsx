@@ -6,16 +6,19 @@ import { useNotify } from '../../ui/toast';
 import { deleteTask, listTasks, type TaskPublic } from './api';
 import {
   bestMetric,
+  columnSortFor,
   elapsedSeconds,
   formatDuration,
   formatPercent,
   isActive,
   parseServerTime,
   sortTasks,
+  TASK_LIST_SORTS,
   TASK_STATUSES,
   testAccuracy,
   type SortDirection,
   type SortKey,
+  type TaskListSort,
   type TaskStatus,
 } from './format';
 import { TaskActions, useTaskActions } from './TaskActions';
@@ -45,13 +48,14 @@ export default function TaskCenter() {
   const { t, i18n } = useTranslation();
   const notify = useNotify();
   const [status, setStatus] = useState<TaskStatus | null>(null);
+  const [order, setOrder] = useState<TaskListSort>('newest');
   const [page, setPage] = useState(0);
-  const [sort, setSort] = useState<{ key: SortKey; direction: SortDirection }>({ key: 'created', direction: 'desc' });
+  const [sort, setSort] = useState<{ key: SortKey; direction: SortDirection }>(() => columnSortFor('newest'));
   const [toDelete, setToDelete] = useState<TaskPublic | null>(null);
   const [live, setLive] = useState(false);
 
-  const fetcher = useCallback(() => listTasks(status, page * PAGE_SIZE, PAGE_SIZE), [status, page]);
-  const polled = usePolling(fetcher, live ? LIVE_MS : IDLE_MS, `${status ?? 'all'}:${page}`);
+  const fetcher = useCallback(() => listTasks(status, page * PAGE_SIZE, PAGE_SIZE, order), [status, page, order]);
+  const polled = usePolling(fetcher, live ? LIVE_MS : IDLE_MS, `${status ?? 'all'}:${order}:${page}`);
   const tasks = polled.data?.data ?? [];
   const anyActive = tasks.some((task) => isActive(task.status));
   if (anyActive !== live) setLive(anyActive);
@@ -104,6 +108,24 @@ export default function TaskCenter() {
               {TASK_STATUSES.map((value) => (
                 <option key={value} value={value}>
                   {t(`tasks.status.${value}`)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="inline-field">
+            <span>{t('tasks.sort')}</span>
+            <select
+              value={order}
+              onChange={(event) => {
+                const next = event.target.value as TaskListSort;
+                setOrder(next);
+                setSort(columnSortFor(next));
+                setPage(0);
+              }}
+            >
+              {TASK_LIST_SORTS.map((value) => (
+                <option key={value} value={value}>
+                  {t(`tasks.sortBy.${value}`)}
                 </option>
               ))}
             </select>

@@ -2,7 +2,7 @@
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import type { GraphSpec } from '../../api/types';
-import type { TaskStatus } from './format';
+import type { TaskListSort, TaskStatus } from './format';
 
 type Schemas = components['schemas'];
 export type TaskPublic = Schemas['TaskPublic'];
@@ -41,8 +41,9 @@ export async function listTasks(
   status: TaskStatus | null,
   offset: number,
   limit: number,
+  sort: TaskListSort = 'newest',
 ): Promise<{ data: TaskPublic[]; count: number }> {
-  const query = status ? { status, offset, limit } : { offset, limit };
+  const query = status ? { status, offset, limit, sort } : { offset, limit, sort };
   return call(() => api.GET('/api/tasks', { params: { query } }));
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   bestMetric,
+  columnSortFor,
   elapsedSeconds,
   formatBytes,
   formatDuration,
@@ -10,6 +11,7 @@ import {
   parseServerTime,
   sortTasks,
   statusTone,
+  TASK_LIST_SORTS,
   taskActions,
   testAccuracy,
   type TaskPublic,
@@ -111,5 +113,35 @@ describe('sortTasks', () => {
   it('does not change its input', () => {
     sortTasks(tasks, 'name', 'asc', 0);
     expect(ids(tasks)).toEqual(['1', '2', '3']);
+  });
+});
+
+describe('columnSortFor', () => {
+  // A page as the server might send it, in no particular order; ties on status and name.
+  const page = [
+    task({ id: 'a', name: 'beta', status: 'SUCCEEDED', created_at: '2026-01-01T10:00:00Z' }),
+    task({ id: 'b', name: 'Alpha', status: 'QUEUED', created_at: '2026-01-04T10:00:00Z' }),
+    task({ id: 'c', name: 'alpha', status: 'SUCCEEDED', created_at: '2026-01-03T10:00:00Z' }),
+    task({ id: 'd', name: 'gamma', status: 'RUNNING', created_at: '2026-01-02T10:00:00Z' }),
+    task({ id: 'e', name: 'Delta', status: 'STOPPED', created_at: '2026-01-05T10:00:00Z' }),
+  ];
+  const ids = (list: TaskPublic[]) => list.map((t) => t.id);
+  const shown = (order: (typeof TASK_LIST_SORTS)[number]) => {
+    const { key, direction } = columnSortFor(order);
+    return ids(sortTasks(page, key, direction, 0));
+  };
+
+  it('shows a page in the order the server pages by', () => {
+    expect(shown('newest')).toEqual(['e', 'b', 'c', 'd', 'a']);
+    expect(shown('oldest')).toEqual(['a', 'd', 'c', 'b', 'e']);
+    // Lifecycle order, not the alphabet; newest first within one status.
+    expect(shown('status')).toEqual(['b', 'd', 'c', 'a', 'e']);
+    // Ignoring case; newest first between equal names.
+    expect(shown('name')).toEqual(['b', 'c', 'a', 'e', 'd']);
+  });
+
+  it('offers every order the server takes, newest first by default', () => {
+    expect(TASK_LIST_SORTS).toEqual(['newest', 'oldest', 'status', 'name']);
+    expect(columnSortFor(TASK_LIST_SORTS[0]!)).toEqual({ key: 'created', direction: 'desc' });
   });
 });

@@ -1,8 +1,10 @@
 // Pure helpers for showing tasks: status tones, durations, the best metric, timestamps, sorting.
-import type { components } from '../../api/schema';
+import type { components, operations } from '../../api/schema';
 
 export type TaskStatus = components['schemas']['TaskStatus'];
 export type TaskPublic = components['schemas']['TaskPublic'];
+/** The order the server pages the task list in (GET /api/tasks?sort=). */
+export type TaskListSort = NonNullable<NonNullable<operations['listTasks']['parameters']['query']>['sort']>;
 
 export const TASK_STATUSES: readonly TaskStatus[] = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'STOPPED'];
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'STOPPED']);
@@ -111,6 +113,25 @@ export function testAccuracy(best: Record<string, number> | null | undefined): n
 
 export type SortKey = 'created' | 'name' | 'status' | 'duration' | 'best' | 'progress';
 export type SortDirection = 'asc' | 'desc';
+
+export const TASK_LIST_SORTS: readonly TaskListSort[] = ['newest', 'oldest', 'status', 'name'];
+
+/**
+ * The column sort that shows a page in the order the server gave it: changing the list order
+ * resets the table's headers to it, so the rows do not appear reshuffled by an older click.
+ */
+export function columnSortFor(sort: TaskListSort): { key: SortKey; direction: SortDirection } {
+  switch (sort) {
+    case 'newest':
+      return { key: 'created', direction: 'desc' };
+    case 'oldest':
+      return { key: 'created', direction: 'asc' };
+    case 'status':
+      return { key: 'status', direction: 'asc' };
+    case 'name':
+      return { key: 'name', direction: 'asc' };
+  }
+}
 
 function sortValue(task: TaskPublic, key: SortKey, now: number): number | string {
   switch (key) {
