@@ -297,15 +297,15 @@ TRANSFER_GRAPHS = {
 
 
 @pytest.fixture
-def lite0_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The engine converts Lite0's packaged weights into the data dir's cache.
-    monkeypatch.setenv("DRAGDL_DATA_DIR", str(tmp_path / "data"))
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No backbone weights are fetched; the engine converts Lite0's packaged weights into the
+    # DataContext's data dir (tmp_path here).
     monkeypatch.setenv("DRAGDL_OFFLINE", "1")
 
 
 @pytest.mark.parametrize("family", sorted(TRANSFER_GRAPHS))
 def test_model_node_scripts_are_standalone_formatted_and_linted(
-    family: str, tmp_path: Path, lite0_cache: None
+    family: str, tmp_path: Path, offline: None
 ) -> None:
     source = generate_script(TRANSFER_GRAPHS[family], ctx_for(tmp_path))
     modules = set()
@@ -327,7 +327,7 @@ def test_model_node_scripts_are_standalone_formatted_and_linted(
 
 @pytest.mark.parametrize("family", sorted(TRANSFER_GRAPHS))
 def test_transfer_network_computes_what_the_engine_network_computes(
-    family: str, tmp_path: Path, lite0_cache: None
+    family: str, tmp_path: Path, offline: None
 ) -> None:
     graph = TRANSFER_GRAPHS[family]
     module = load_module(script_for(graph, tmp_path))
@@ -559,10 +559,7 @@ def test_digits_script_with_augmentation_and_dropout_matches_the_engine(tmp_path
         pytest.param("transfer_efficientnet_lite0_digits", marks=pytest.mark.slow),
     ],
 )
-def test_example_script_reaches_the_engine_test_accuracy(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DRAGDL_DATA_DIR", str(tmp_path / "data"))
+def test_example_script_reaches_the_engine_test_accuracy(name: str, tmp_path: Path) -> None:
     graph = example(name)
     accuracy, _, _ = run_script(script_for(graph, tmp_path), epochs=1)
     engine = engine_accuracy(graph, tmp_path, epochs=1)

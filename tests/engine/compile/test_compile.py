@@ -13,6 +13,7 @@ from dragdl.engine.compile.module import GraphModule, LayerRuntimeError
 from dragdl.engine.compile.plan import compile_graph, compile_network
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.graph.errors import GraphInvalid
+from dragdl.engine.models import create_features
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -94,3 +95,47 @@ def test_network_rebuilds_from_a_stored_dataset_description(ctx: DataContext) ->
     graph["nodes"][0] = {"id": "data", "type": "dataset.folder", "params": {"path": "/nowhere/at/all"}}
     model, _ = compile_network(graph, plan.analysis.dataset_info)
     assert model.state_dict().keys() == plan.model.state_dict().keys()
+
+
+# --- the data dir reaches the model nodes ------------------------------------------------------
+
+
+@pytest.fixture
+def env_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$DRAGDL_DATA_DIR points elsewhere: only the DataContext's data dir may be used."""
+    elsewhere = tmp_path / "env-data"
+    monkeypatch.setenv("DRAGDL_DATA_DIR", str(elsewhere))
+    monkeypatch.setenv("DRAGDL_OFFLINE", "1")
+    return elsewhere
+
+
+def test_lite0_weights_are_converted_into_the_data_dir_cache(ctx: DataContext, env_data_dir: Path) -> None:
+    plan = compile_graph(example("transfer_efficientnet_lite0_digits"), ctx)
+    assert plan.model(torch.rand(2, 1, 64, 64)).shape == (2, 10)
+    cached = list((ctx.data_dir / "cache" / "weights").glob("efficientnet_lite0-*.safetensors"))
+    assert len(cached) == 1, cached
+    assert not env_data_dir.exists()
+
+
+def test_a_relative_weights_path_starts_at_the_data_dir(ctx: DataContext, env_data_dir: Path) -> None:
+    source = create_features("torchvision", "mobilenet_v3_small", pretrained=False)
+    (ctx.data_dir / "weights").mkdir()
+    torch.save(source.state_dict(), ctx.data_dir / "weights" / "mine.pt")
+    graph = {
+        "version": 1,
+        "nodes": [
+            {"id": "data", "type": "dataset.builtin", "params": {"name": "digits"}},
+            {
+                "id": "backbone",
+                "type": "model.torchvision",
+                "params": {"backbone": "mobilenet_v3_small", "weights_path": "weights/mine.pt"},
+            },
+            {"id": "train", "type": "train.Classifier", "params": {"epochs": 1}},
+        ],
+        "edges": [{"source": "data", "target": "backbone"}, {"source": "backbone", "target": "train"}],
+    }
+    plan = compile_graph(graph, ctx)
+    built = plan.model.state_dict()
+    for key, value in source.state_dict().items():
+        assert torch.equal(built[f"layers.backbone.features.{key}"], value), key
+    assert not env_data_dir.exists()

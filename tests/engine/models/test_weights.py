@@ -53,12 +53,16 @@ def test_weights_file_given_by_path_loads(tmp_path: Path) -> None:
     assert torch.equal(features.state_dict()["bn1.running_var"], state["bn1.running_var"])
 
 
-def test_relative_weights_path_starts_at_the_data_dir(shared_data_dir: Path) -> None:
+def test_relative_weights_path_starts_at_the_data_dir(tmp_path: Path, shared_data_dir: Path) -> None:
     state = _random_resnet18_state()
     del state["fc.weight"], state["fc.bias"]  # a features-only file loads too
-    torch.save(state, shared_data_dir / "features-only.pt")
-    features = create_features("torchvision", "resnet18", weights_path="features-only.pt")
+    torch.save(state, tmp_path / "features-only.pt")
+    check_weights("torchvision", "resnet18", weights_path="features-only.pt", data_dir=tmp_path)
+    features = create_features("torchvision", "resnet18", weights_path="features-only.pt", data_dir=tmp_path)
     assert torch.equal(features.state_dict()["conv1.weight"], state["conv1.weight"])
+    # A caller without a data dir gets the default one ($DRAGDL_DATA_DIR here), not the file above.
+    with pytest.raises(WeightsUnavailable, match=re.escape(str(shared_data_dir / "features-only.pt"))):
+        check_weights("torchvision", "resnet18", weights_path="features-only.pt")
 
 
 def test_pickled_module_is_refused(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -70,12 +71,12 @@ def layer_cases() -> list[tuple[str, dict[str, Any], list[tuple[int, ...]]]]:
 
 @pytest.mark.parametrize(("type_name", "params", "shapes"), layer_cases())
 def test_layer_codegen_matches_build_and_infer(
-    type_name: str, params: dict[str, Any], shapes: list[tuple[int, ...]]
+    type_name: str, params: dict[str, Any], shapes: list[tuple[int, ...]], tmp_path: Path
 ) -> None:
     kind = get_node_type(type_name)
     assert isinstance(kind, LayerNode)
     parsed = kind.params_model.model_validate(params)
-    ctx = ShapeContext(num_classes=10, node_id="n1")
+    ctx = ShapeContext(num_classes=10, data_dir=tmp_path, node_id="n1")
     built = kind.build(parsed, list(shapes), ctx)
     namespace = {"nn": nn, "torch": torch, "Add": AddModule, "Concat": ConcatModule}
     generated = eval(kind.codegen(parsed, list(shapes), ctx), namespace)  # test-only: our own generated code

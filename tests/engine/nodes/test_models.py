@@ -11,22 +11,33 @@ import torch
 
 import dragdl.engine.nodes.models  # noqa: F401  (registers the model node types)
 from dragdl.engine.graph.errors import NodeError
-from dragdl.engine.models import TransferModel, weights
+from dragdl.engine.models import TransferModel, create_features, weights
 from dragdl.engine.nodes.base import ModelNode, ShapeContext
 from dragdl.engine.nodes.registry import get_node_type
 
-CTX = ShapeContext(num_classes=10, node_id="m1")
 MODEL_TYPES = ("model.torchvision", "model.timm", "model.efficientnet_lite0")
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # One data dir for the module, so Lite0's weights are converted once.
     return tmp_path_factory.mktemp("dragdl-data")
 
 
+@pytest.fixture
+def ctx(data_dir: Path) -> ShapeContext:
+    return ShapeContext(num_classes=10, data_dir=data_dir, node_id="m1")
+
+
+@pytest.fixture
+def env_data_dir(tmp_path: Path) -> Path:
+    """What $DRAGDL_DATA_DIR names: model nodes must use their context's data dir instead."""
+    return tmp_path / "env-data"
+
+
 @pytest.fixture(autouse=True)
-def offline(tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DRAGDL_DATA_DIR", str(data_dir))
+def offline(tmp_path: Path, env_data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("DRAGDL_DATA_DIR", str(env_data_dir))
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("DRAGDL_OFFLINE", "1")
@@ -73,44 +84,44 @@ def test_params_are_validated() -> None:
     assert [e.field for e in errors] == ["bogus"]
 
 
-def test_infer_returns_the_class_count() -> None:
+def test_infer_returns_the_class_count(ctx: ShapeContext) -> None:
     node = _node("model.efficientnet_lite0")
-    assert node.infer(_params(node, {}), (3, 32, 32), CTX) == (10,)
-    assert node.infer(_params(node, {}), (1, None, None), CTX) == (10,)
+    assert node.infer(_params(node, {}), (3, 32, 32), ctx) == (10,)
+    assert node.infer(_params(node, {}), (1, None, None), ctx) == (10,)
 
 
-def test_infer_rejects_other_channel_counts() -> None:
+def test_infer_rejects_other_channel_counts(ctx: ShapeContext) -> None:
     node = _node("model.efficientnet_lite0")
     with pytest.raises(NodeError) as info:
-        node.infer(_params(node, {}), (4, 32, 32), CTX)
+        node.infer(_params(node, {}), (4, 32, 32), ctx)
     assert info.value.code == "input_channels"
     assert "got 4" in info.value.message
 
 
-def test_missing_pretrained_weights_are_a_node_error() -> None:
+def test_missing_pretrained_weights_are_a_node_error(ctx: ShapeContext) -> None:
     node = _node("model.torchvision")
     with pytest.raises(NodeError) as info:
-        node.infer(_params(node, {"backbone": "resnet18"}), (3, 32, 32), CTX)
+        node.infer(_params(node, {"backbone": "resnet18"}), (3, 32, 32), ctx)
     assert (info.value.code, info.value.field) == ("weights_unavailable", "pretrained")
     assert "pretrained: false" in info.value.message
-    assert node.infer(_params(node, {"backbone": "resnet18", "pretrained": False}), (3, 32, 32), CTX) == (10,)
+    assert node.infer(_params(node, {"backbone": "resnet18", "pretrained": False}), (3, 32, 32), ctx) == (10,)
     with pytest.raises(NodeError) as info:
-        node.build(_params(node, {"backbone": "resnet18"}), (3, 32, 32), CTX)
+        node.build(_params(node, {"backbone": "resnet18"}), (3, 32, 32), ctx)
     assert info.value.code == "weights_unavailable"
 
 
-def test_missing_weights_path_points_at_that_field() -> None:
+def test_missing_weights_path_points_at_that_field(ctx: ShapeContext) -> None:
     node = _node("model.timm")
     params = _params(node, {"model_name": "resnet18", "weights_path": "nowhere.safetensors"})
     with pytest.raises(NodeError) as info:
-        node.infer(params, (3, 32, 32), CTX)
+        node.infer(params, (3, 32, 32), ctx)
     assert (info.value.code, info.value.field) == ("weights_unavailable", "weights_path")
 
 
-def test_lite0_node_builds_a_frozen_transfer_model_for_grayscale_input() -> None:
+def test_lite0_node_builds_a_frozen_transfer_model_for_grayscale_input(ctx: ShapeContext) -> None:
     node = _node("model.efficientnet_lite0")
     params = _params(node, {"hidden_units": 64})
-    model = node.build(params, (1, 28, 28), CTX)
+    model = node.build(params, (1, 28, 28), ctx)
     assert isinstance(model, TransferModel) and model.features_frozen
     assert model.adapter.resize_to == (224, 224)
     model.eval()
@@ -119,10 +130,38 @@ def test_lite0_node_builds_a_frozen_transfer_model_for_grayscale_input() -> None
     assert [group["name"] for group in model.param_groups(1e-3)] == ["head"]
 
 
-def test_torchvision_node_builds_from_scratch() -> None:
+def test_lite0_weights_are_cached_under_the_context_data_dir(ctx: ShapeContext, env_data_dir: Path) -> None:
+    node = _node("model.efficientnet_lite0")
+    node.build(_params(node, {}), (3, 32, 32), ctx)
+    assert [p.name for p in (ctx.data_dir / "cache" / "weights").glob("efficientnet_lite0-*.safetensors")]
+    assert not env_data_dir.exists()
+
+
+def test_a_relative_weights_path_starts_at_the_context_data_dir(tmp_path: Path, env_data_dir: Path) -> None:
+    source = create_features("torchvision", "mobilenet_v3_small", pretrained=False)
+    data_dir = tmp_path / "data"
+    (data_dir / "weights").mkdir(parents=True)
+    torch.save(source.state_dict(), data_dir / "weights" / "mine.pt")
+    ctx = ShapeContext(num_classes=10, data_dir=data_dir, node_id="m1")
+    node = _node("model.torchvision")
+    params = _params(node, {"backbone": "mobilenet_v3_small", "weights_path": "weights/mine.pt"})
+    assert node.infer(params, (3, 32, 32), ctx) == (10,)
+    model = node.build(params, (3, 32, 32), ctx)
+    assert isinstance(model, TransferModel)
+    for key, value in source.state_dict().items():
+        assert torch.equal(model.features.state_dict()[key], value), key
+    # Another data dir, another file: the path follows the context, whatever $DRAGDL_DATA_DIR says.
+    elsewhere = ShapeContext(num_classes=10, data_dir=tmp_path / "other", node_id="m1")
+    with pytest.raises(NodeError) as info:
+        node.infer(params, (3, 32, 32), elsewhere)
+    assert str(tmp_path / "other" / "weights" / "mine.pt") in info.value.message
+    assert not env_data_dir.exists()
+
+
+def test_torchvision_node_builds_from_scratch(ctx: ShapeContext) -> None:
     node = _node("model.torchvision")
     params = _params(node, {"backbone": "mobilenet_v3_small", "pretrained": False, "freeze_features": False})
-    model = node.build(params, (3, 224, 224), CTX)
+    model = node.build(params, (3, 224, 224), ctx)
     assert isinstance(model, TransferModel) and not model.features_frozen
     assert model.adapter.resize_to is None
     model.eval()
@@ -144,15 +183,15 @@ def test_describe_input() -> None:
     assert described["feature_dim"] == 768
 
 
-def test_resize_input_off_keeps_the_incoming_size() -> None:
+def test_resize_input_off_keeps_the_incoming_size(ctx: ShapeContext) -> None:
     node = _node("model.timm")
     params = _params(node, {"model_name": "resnet18", "pretrained": False, "resize_input": False})
-    model = node.build(params, (1, 64, 64), CTX)
+    model = node.build(params, (1, 64, 64), ctx)
     assert isinstance(model, TransferModel) and model.adapter.resize_to is None
     model.eval()
     with torch.no_grad():
         assert model(torch.rand(2, 1, 64, 64)).shape == (2, 10)
     with pytest.raises(NodeError) as info:
-        node.infer(params, (3, None, None), CTX)
+        node.infer(params, (3, None, None), ctx)
     assert (info.value.code, info.value.field) == ("input_size_unknown", "resize_input")
     assert "add a Resize" in info.value.message

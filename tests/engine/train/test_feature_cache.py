@@ -38,8 +38,10 @@ def weights_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def offline(weights_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DRAGDL_DATA_DIR", str(weights_dir))
+def offline(tmp_path: Path, weights_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # The tests' data dir is tmp_path; the engine caches Lite0's weights in its cache/weights.
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "weights").symlink_to(weights_dir, target_is_directory=True)
     monkeypatch.setenv("DRAGDL_OFFLINE", "1")
     weights._probe_results.clear()
     yield

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -54,6 +55,8 @@ class Analysis:
     """Everything validation learned; the compiler builds from it."""
 
     structure: Structure
+    data_dir: Path
+    """The DataContext's data dir, handed to the nodes that build from this analysis."""
     shapes: dict[str, Shape] = field(default_factory=dict)
     dataset_info: DatasetInfo | None = None
     errors: list[GraphError] = field(default_factory=list)
@@ -69,6 +72,7 @@ class Analysis:
     def shape_context(self, node_id: str) -> ShapeContext:
         return ShapeContext(
             num_classes=self.num_classes,
+            data_dir=self.data_dir,
             node_id=node_id,
             input_nodes=tuple(self.structure.inputs[node_id]),
         )
@@ -85,13 +89,13 @@ def analyze(
     errors: list[GraphError] = []
     graph = parse_graph(raw, errors)
     if graph is None:
-        analysis = Analysis(structure=Structure(graph=Graph()), errors=errors)
+        analysis = Analysis(structure=Structure(graph=Graph()), data_dir=ctx.data_dir, errors=errors)
         return analysis
     structure = check_nodes(graph, errors)
     known_ids = {node.id for node in graph.nodes}
     check_edges(structure, errors, unknown_ids=known_ids - set(structure.nodes))
     check_topology(structure, errors)
-    analysis = Analysis(structure=structure, errors=errors)
+    analysis = Analysis(structure=structure, data_dir=ctx.data_dir, errors=errors)
     if structure.order:
         _infer_shapes(analysis, ctx, dataset_info)
         _check_output(analysis)

@@ -29,7 +29,9 @@ from dragdl.engine.models.weights import (
     locate,
     resolve,
     resolve_user_path,
+    weights_cache_dir,
 )
+from dragdl.paths import default_data_dir
 
 Family = Literal["torchvision", "timm", "efficientnet_lite0"]
 TorchvisionName = Literal[
@@ -222,12 +224,16 @@ def weights_spec(family: Family, name: str) -> WeightsSpec:
 
 
 def check_weights(
-    family: Family, name: str, weights_path: str | None = None, allow_download: bool | None = None
+    family: Family,
+    name: str,
+    weights_path: str | None = None,
+    allow_download: bool | None = None,
+    data_dir: Path | None = None,
 ) -> None:
     """Cheap pre-flight for validation: raise WeightsUnavailable when `create_features` would."""
     _check_name(family, name)
     if weights_path is not None:
-        path = resolve_user_path(weights_path)
+        path = resolve_user_path(weights_path, _data_dir(data_dir))
         if not path.is_file():
             raise WeightsUnavailable(f"{family} {name}", [str(path)], "the given weights_path does not exist")
         return
@@ -244,22 +250,24 @@ def create_features(
     pretrained: bool = True,
     weights_path: str | None = None,
     allow_download: bool | None = None,
-    cache_dir: Path | None = None,
+    data_dir: Path | None = None,
 ) -> nn.Module:
     """The backbone without its classifier: (B, 3, H, W) -> (B, feature_dim).
 
     `weights_path` (safetensors or a torch state dict, with or without the original classifier)
     wins over every other source; `allow_download=None` follows `downloads_allowed()`;
-    `cache_dir` is where Lite0's converted weights are cached.
+    `data_dir` (a DataContext's) is where a relative `weights_path` starts and under which
+    Lite0's converted weights are cached (`cache/weights`).
     """
     _check_name(family, name)
     allowed = downloads_allowed() if allow_download is None else allow_download
+    root = _data_dir(data_dir)
     state: dict[str, torch.Tensor] | None = None
     if pretrained and weights_path is not None:
-        state = load_state_dict_file(resolve_user_path(weights_path))
+        state = load_state_dict_file(resolve_user_path(weights_path, root))
     if family == "efficientnet_lite0":
         if state is None:
-            return lite0.create_lite0_features(pretrained=pretrained, cache_dir=cache_dir)
+            return lite0.create_lite0_features(pretrained=pretrained, cache_dir=weights_cache_dir(root))
         model = lite0.build_lite0(num_classes=0)
         _load_checked(model, state, ("classifier",), f"{family} {name}")
         return model
@@ -268,6 +276,12 @@ def create_features(
     if family == "torchvision":
         return _torchvision_features(name, state)
     return _timm_features(name, state)
+
+
+def _data_dir(data_dir: Path | None) -> Path:
+    # Model nodes always pass their DataContext's data dir; the default is for callers without
+    # one (a notebook building a backbone by hand).
+    return data_dir if data_dir is not None else default_data_dir()
 
 
 def _torchvision_features(name: str, state: dict[str, torch.Tensor] | None) -> nn.Module:

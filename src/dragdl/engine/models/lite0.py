@@ -15,7 +15,8 @@ network is built with TF's BatchNorm epsilon (1e-3) and "same" padding, and inpu
 with TF-Lite's mean/std of 0.5 (pixels mapped to [-1, 1]); with PyTorch-style padding and ImageNet
 statistics the same weights give visibly different predictions.
 
-The mapped weights are cached as safetensors so that later loads skip the conversion.
+The mapped weights are cached as safetensors so that later loads skip the conversion, under the
+`cache_dir` the caller gives (a model node: its DataContext's data dir, `cache/weights`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dragdl.engine.models.weights import (
     save_atomic,
     weights_cache_dir,
 )
+from dragdl.paths import default_data_dir
 
 logger = logging.getLogger(__name__)
 
@@ -103,10 +105,14 @@ def map_state_dict(
 
 
 def cached_weights_file(cache_dir: Path | None = None) -> Path:
-    """Where the mapped weights live; the name carries the source hash and the mapping version."""
+    """Where the mapped weights live; the name carries the source hash and the mapping version.
+
+    `cache_dir` None (a caller without a DataContext) is the default data dir's weights cache.
+    """
     source = package_weights_file()
     digest = _sha256_prefix(source)
-    return (cache_dir or weights_cache_dir()) / f"{LITE0_NAME}-{digest}-v{_CACHE_FORMAT}.safetensors"
+    directory = cache_dir if cache_dir is not None else weights_cache_dir(default_data_dir())
+    return directory / f"{LITE0_NAME}-{digest}-v{_CACHE_FORMAT}.safetensors"
 
 
 def imagenet_state_dict(cache_dir: Path | None = None) -> dict[str, torch.Tensor]:

@@ -82,13 +82,9 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def data_dir() -> Path:
-    """The DragDL data dir (`$DRAGDL_DATA_DIR`, default `~/.dragdl`); read at call time."""
-    return Path(os.environ.get("DRAGDL_DATA_DIR") or "~/.dragdl").expanduser()
-
-
-def weights_cache_dir() -> Path:
-    return data_dir() / "cache" / "weights"
+def weights_cache_dir(data_dir: Path) -> Path:
+    """Where weights DragDL converts itself (Lite0's) are cached, under a DataContext's cache dir."""
+    return data_dir / "cache" / "weights"
 
 
 def downloads_allowed() -> bool:
@@ -112,10 +108,10 @@ def hf_hub_cache() -> Path:
     return Path(xdg).expanduser() / "huggingface" / "hub"
 
 
-def resolve_user_path(path: str) -> Path:
-    """A user-given weights path: `~` expanded, relative paths taken from the data dir."""
+def resolve_user_path(path: str, data_dir: Path) -> Path:
+    """A user-given weights path: `~` expanded, relative paths taken from `data_dir`."""
     candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else data_dir() / candidate
+    return candidate if candidate.is_absolute() else data_dir / candidate
 
 
 # --- loading files safely -------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -25,6 +26,8 @@ class ShapeContext:
     """Graph-wide facts a layer may need when inferring its shape or building itself."""
 
     num_classes: int | None
+    data_dir: Path
+    """The DataContext's data dir: model nodes resolve a relative weights_path and cache weights there."""
     node_id: str = ""
     input_nodes: tuple[str, ...] = ()
     """Ids of the nodes feeding each input, in order (for messages naming both sides)."""

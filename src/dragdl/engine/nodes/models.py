@@ -147,7 +147,7 @@ class _TransferNode(ModelNode[TP]):
         if params.pretrained:
             family, name = self.backbone(params)
             try:
-                check_weights(family, name, params.weights_path)
+                check_weights(family, name, params.weights_path, data_dir=ctx.data_dir)
             except WeightsUnavailable as exc:
                 raise _weights_error(exc, params) from exc
         return (ctx.num_classes,)
@@ -162,7 +162,11 @@ class _TransferNode(ModelNode[TP]):
         info = backbone_info(family, name)
         try:
             features = create_features(
-                family, name, pretrained=params.pretrained, weights_path=params.weights_path
+                family,
+                name,
+                pretrained=params.pretrained,
+                weights_path=params.weights_path,
+                data_dir=ctx.data_dir,
             )
         except WeightsUnavailable as exc:
             raise _weights_error(exc, params) from exc
