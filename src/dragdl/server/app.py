@@ -15,6 +15,7 @@ from dragdl.server.db.session import make_engine, make_session_factory
 from dragdl.server.errors import SIGNED_IN_ERRORS, request_validation_error
 from dragdl.server.frontend import serve_frontend
 from dragdl.server.routes import auth, catalog, datasets, graphs, health, models, tasks, users
+from dragdl.server.services.graphs import GraphRejected
 from dragdl.server.services.prediction import PredictionService
 from dragdl.server.services.tasks import create_runner
 from dragdl.server.settings import Settings
@@ -61,6 +62,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.state.settings = settings
     app.add_exception_handler(RequestValidationError, request_validation_error)
+    app.add_exception_handler(GraphRejected, graphs.graph_rejected)
     for router in PUBLIC_ROUTERS:
         app.include_router(router)
     for router in SIGNED_IN_ROUTERS:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Path, Query, status
+from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
+from fastapi.responses import JSONResponse
 
 from dragdl.server.db.models import Graph as GraphRow
 from dragdl.server.db.models import GraphVersion, User
@@ -34,9 +35,12 @@ VersionNumber = Annotated[int, Path(ge=1, le=2**31 - 1)]
 _NOT_FOUND = error_responses(404)
 
 
-def _reject(exc: GraphRejected) -> NoReturn:
+async def graph_rejected(request: Request, exc: Exception) -> JSONResponse:
+    """The 422 of every route that stores or runs a graph (declared as `GRAPH_REJECTED`): the app
+    answers a `GraphRejected` from any service with the graph's problems."""
+    assert isinstance(exc, GraphRejected)
     detail = GraphProblems(message=exc.message, errors=exc.errors).model_dump(mode="json")
-    raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail) from None
+    return JSONResponse(status_code=status.HTTP_422_UNPROCESSABLE_CONTENT, content={"detail": detail})
 
 
 def _owned(db: SessionDep, user: User, graph_id: str) -> GraphRow:
@@ -115,10 +119,7 @@ def list_graphs(
 )
 def create_graph(body: GraphCreate, user: CurrentUser, db: SessionDep) -> GraphDetail:
     """Save a new graph (version 1). It must match the graph schema; it need not validate yet."""
-    try:
-        row = service.create_graph(db, user, body.graph, body.name)
-    except GraphRejected as exc:
-        _reject(exc)
+    row = service.create_graph(db, user, body.graph, body.name)
     return _detail(db, row)
 
 
@@ -133,10 +134,7 @@ def get_graph(graph_id: GraphId, user: CurrentUser, db: SessionDep) -> GraphDeta
 def update_graph(graph_id: GraphId, body: GraphUpdate, user: CurrentUser, db: SessionDep) -> GraphDetail:
     """Rename and/or save; every save of `graph` is a new version."""
     row = _owned(db, user, graph_id)
-    try:
-        saved = service.update_graph(db, row, body.graph, body.name)
-    except GraphRejected as exc:
-        _reject(exc)
+    saved = service.update_graph(db, row, body.graph, body.name)
     return _detail(db, row, saved)
 
 
@@ -196,8 +194,6 @@ def get_code(
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"graph {graph_id!r} has no version {version}")
     try:
         filename, code = service.generate_code(db, settings, user, found.data, row.name)
-    except GraphRejected as exc:
-        _reject(exc)
     except service.CodegenUnavailable as exc:
         raise HTTPException(
             status.HTTP_501_NOT_IMPLEMENTED, f"code generation is not available: {exc}"

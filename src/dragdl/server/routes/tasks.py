@@ -6,17 +6,17 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response, status
+from fastapi import APIRouter, Header, Path, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.server.db.models import Task, TaskEvent, TaskStatus
 from dragdl.server.deps import CurrentUser, RunnerDep, SessionDep, SettingsDep
 from dragdl.server.errors import Responses, error_responses
-from dragdl.server.schemas.graphs import GRAPH_REJECTED, GraphProblems
+from dragdl.server.schemas.graphs import GRAPH_REJECTED
 from dragdl.server.schemas.tasks import (
     MetricPoint,
     TaskCreate,
@@ -28,7 +28,6 @@ from dragdl.server.schemas.tasks import (
     TasksPublic,
 )
 from dragdl.server.services import tasks as service
-from dragdl.server.services.graphs import GraphRejected
 
 router = APIRouter(prefix="/api/tasks", tags=["tasks"])
 
@@ -51,20 +50,12 @@ def _detail(task: Task) -> TaskDetail:
     return TaskDetail(**public, graph=task.graph_snapshot, config=service.train_config(task))
 
 
-def _reject(exc: GraphRejected) -> NoReturn:
-    detail = GraphProblems(message=exc.message, errors=exc.errors).model_dump(mode="json")
-    raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail) from None
-
-
 @router.post("", operation_id="submitTask", status_code=status.HTTP_201_CREATED, responses=_SUBMITTED)
 def submit_task(
     body: TaskCreate, user: CurrentUser, db: SessionDep, settings: SettingsDep, runner: RunnerDep
 ) -> TaskDetail:
     """Validate the graph (with your datasets), store a snapshot of it and queue it; returns at once."""
-    try:
-        task = service.submit(db, settings, user, body, runner)
-    except GraphRejected as exc:
-        _reject(exc)
+    task = service.submit(db, settings, user, body, runner)
     return _detail(task)
 
 
@@ -127,10 +118,7 @@ def clone_task(
 ) -> TaskDetail:
     """A new queued task with the same graph, trained from scratch."""
     task = service.get_task(db, user, task_id)
-    try:
-        clone = service.clone_task(db, settings, user, task, runner)
-    except GraphRejected as exc:
-        _reject(exc)
+    clone = service.clone_task(db, settings, user, task, runner)
     return _detail(clone)
 
 
