@@ -450,14 +450,14 @@ def predictions(
 
 
 @dataclass
-class ForwardCost:
+class AnsweringCost:
     alone_s: float
     """One image per request, per image: decoding, preprocessing, forward pass and ranking."""
     batched_s: float
     """32 one-image requests answered together, per image."""
 
 
-def forward_cost(bundle_dir: Path, image_size: int) -> ForwardCost:
+def answering_cost(bundle_dir: Path, image_size: int) -> AnsweringCost:
     """What answering costs in this process with the server's code and torch thread count: the part
     of a request that micro-batching can share out."""
     import torch
@@ -480,7 +480,7 @@ def forward_cost(bundle_dir: Path, image_size: int) -> ForwardCost:
 
     median_s(requests, 3)  # warm-up
     alone = percentile([median_s([request], 1) for request in requests * 4], 50)
-    return ForwardCost(alone, median_s(requests, 20))
+    return AnsweringCost(alone, median_s(requests, 20))
 
 
 def reads(server: Server, token: str, task_id: str, requests: int) -> dict[str, LoadResult]:
@@ -552,7 +552,7 @@ def main() -> None:
         costs = {}
         for model, (task_id, _, _) in trained.items():
             with console.status(f"{model.name}: answering in-process..."):
-                costs[model] = forward_cost(data_dir / "artifacts" / task_id, model.image_size)
+                costs[model] = answering_cost(data_dir / "artifacts" / task_id, model.image_size)
     finally:
         if temp:
             shutil.rmtree(temp, ignore_errors=True)

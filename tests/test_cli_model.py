@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import itertools
 import json
 import shutil
 from pathlib import Path
@@ -19,6 +18,8 @@ from dragdl.engine.data.builtin import open_builtin
 from dragdl.engine.run import run_graph
 from dragdl.engine.train.reporter import ListReporter
 
+from .graphs import chain
+
 runner = CliRunner()
 WIDE = {"COLUMNS": "250"}
 CLASSES = [str(d) for d in range(10)]
@@ -32,12 +33,7 @@ def digits_graph() -> dict[str, Any]:
         ("dense", "layer.Linear", {"out_features": "auto"}),
         ("train", "train.Classifier", {"epochs": 2, "batch_size": 64, "lr": 0.01, "device": "cpu"}),
     ]
-    return {
-        "version": 1,
-        "name": "Digits",
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in itertools.pairwise(nodes)],
-    }
+    return chain("Digits", nodes)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ Fixtures:
 
 from __future__ import annotations
 
-import itertools
 import os
 import signal
 import socket
@@ -29,6 +28,8 @@ from typer.testing import CliRunner
 
 from dragdl.cli import app
 from dragdl.client import save_token
+
+from ..graphs import chain
 
 USERNAME = "alice"
 PASSWORD = "correct horse battery"
@@ -127,9 +128,4 @@ def digits_graph(epochs: int = 2, name: str = "Digits") -> dict[str, Any]:
         ("dense", "layer.Linear", {"out_features": "auto"}),
         ("train", "train.Classifier", {"epochs": epochs, "batch_size": 128, "lr": 0.01, "device": "cpu"}),
     ]
-    return {
-        "version": 1,
-        "name": name,
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in itertools.pairwise(nodes)],
-    }
+    return chain(name, nodes)

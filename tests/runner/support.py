@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import time
 from collections.abc import Callable
@@ -13,16 +12,9 @@ from typing import Any, TypeVar
 import numpy as np
 from PIL import Image
 
+from ..graphs import chain
+
 T = TypeVar("T")
-
-
-def chain(name: str, nodes: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
-    return {
-        "version": 1,
-        "name": name,
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in itertools.pairwise(nodes)],
-    }
 
 
 def digits_graph(epochs: int = 3, batch_size: int = 64, **train: Any) -> dict[str, Any]:

@@ -4,7 +4,6 @@ trace, owner scoping, deletion, and the `dataset.uploaded` node reading what was
 from __future__ import annotations
 
 import io
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from dragdl.server.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services import datasets as service
 from dragdl.server.settings import Settings
 
+from ..graphs import chain
 from .hostile.corpus import Part, bitmaps, hostile_cases, make_zip, png
 
 
@@ -194,12 +194,7 @@ def uploaded_graph(dataset_id: str) -> dict[str, Any]:
         ("dense", "layer.Linear", {"out_features": "auto"}),
         ("train", "train.Classifier", {"epochs": 1}),
     ]
-    return {
-        "version": 1,
-        "name": "Uploaded",
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in pairwise(nodes)],
-    }
+    return chain("Uploaded", nodes)
 
 
 def test_unknown_dataset_id_is_a_validation_error(user_client: TestClient) -> None:

@@ -9,7 +9,6 @@ import shutil
 import threading
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from dragdl.server.services import prediction
 from dragdl.server.services.prediction import PredictionService
 from dragdl.server.settings import Settings
 
+from ..graphs import chain
 from .hostile.corpus import png_claiming
 
 
@@ -47,12 +47,7 @@ def digits_graph() -> dict[str, Any]:
             {"epochs": 1, "batch_size": 128, "lr": 0.01, "seed": 0, "device": "cpu"},
         ),
     ]
-    return {
-        "version": 1,
-        "name": "Digits",
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in pairwise(nodes)],
-    }
+    return chain("Digits", nodes)
 
 
 @pytest.fixture(scope="module")

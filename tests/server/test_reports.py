@@ -4,7 +4,6 @@ confusion matrix) and a model's model.json (the preprocessing a browser repeats)
 from __future__ import annotations
 
 import shutil
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,8 @@ from sqlalchemy.orm import Session
 
 from dragdl.server.db.models import Model, Task, TaskStatus
 from dragdl.server.settings import Settings
+
+from ..graphs import chain
 
 
 @pytest.fixture
@@ -29,12 +30,7 @@ def digits_graph() -> dict[str, Any]:
         ("dense", "layer.Linear", {"out_features": "auto"}),
         ("train", "train.Classifier", {"epochs": 1, "batch_size": 128, "seed": 0, "device": "cpu"}),
     ]
-    return {
-        "version": 1,
-        "name": "Digits",
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in pairwise(nodes)],
-    }
+    return chain("Digits", nodes)
 
 
 @pytest.fixture(scope="module")

@@ -15,13 +15,14 @@ import time
 import urllib.request
 import zipfile
 from collections.abc import Iterator
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from PIL import Image
+
+from ..graphs import chain
 
 pytestmark = pytest.mark.ui
 
@@ -47,12 +48,7 @@ def digits_graph() -> dict[str, Any]:
             {"epochs": 2, "batch_size": 4, "lr": 0.003, "seed": 0, "device": "cpu"},
         ),
     ]
-    return {
-        "version": 1,
-        "name": "UI digits",
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in pairwise(nodes)],
-    }
+    return chain("UI digits", nodes)
 
 
 def api(base: str, method: str, path: str, body: Any = None) -> Any:

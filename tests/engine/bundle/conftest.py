@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,8 @@ from dragdl.engine.data.splits import split_indices
 from dragdl.engine.run import prepare, read_report
 from dragdl.engine.train.reporter import ListReporter
 from dragdl.engine.train.trainer import TrainResult, train
+
+from ...graphs import chain
 
 OVERRIDES = {"epochs": 1, "batch_size": 128, "device": "cpu"}
 
@@ -44,12 +45,7 @@ def digits_graph() -> dict[str, Any]:
         ("dense", "layer.Linear", {"out_features": "auto"}),
         ("train", "train.Classifier", {"epochs": 2, "batch_size": 64, "lr": 0.01, "seed": 0}),
     ]
-    return {
-        "version": 1,
-        "name": "Digits",
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in itertools.pairwise(nodes)],
-    }
+    return chain("Digits", nodes)
 
 
 def context(tmp: Path) -> DataContext:

@@ -3,7 +3,6 @@ run on them that trains, resumes, reports and bundles like the run through the w
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from dragdl.engine.train.feature_cache import FeatureHead, feature_pipeline, fro
 from dragdl.engine.train.reporter import ListReporter
 from dragdl.engine.train.trainer import train
 
+from ...graphs import chain
 from .conftest import StopAt
 
 DIGITS = 1797
@@ -79,12 +79,7 @@ def graph(size: int = 8, model: dict[str, Any] | None = None, **train: Any) -> d
         ("lite", "model.efficientnet_lite0", {"resize_input": False, **(model or {})}),
         ("train", "train.Classifier", {"epochs": 2, "batch_size": 64, "lr": 0.01, "device": "cpu", **train}),
     ]
-    return {
-        "version": 1,
-        "name": "Digits transfer",
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in itertools.pairwise(nodes)],
-    }
+    return chain("Digits transfer", nodes)
 
 
 def ctx(path: Path) -> DataContext:

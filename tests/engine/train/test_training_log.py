@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from dragdl.engine.train.events import (
 )
 from dragdl.engine.train.reporter import JsonlReporter, ListReporter, MultiReporter, TrainingLog
 
+from ...graphs import chain
 from .conftest import StopAt
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (INFO|WARNING|ERROR)\s+")
@@ -37,12 +37,7 @@ def digits_graph(epochs: int = 2, batch_size: int = 64) -> dict[str, Any]:
             {"epochs": epochs, "batch_size": batch_size, "lr": 0.01, "device": "cpu", "seed": 0},
         ),
     ]
-    return {
-        "version": 1,
-        "name": "Digits",
-        "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-        "edges": [{"source": a[0], "target": b[0]} for a, b in itertools.pairwise(nodes)],
-    }
+    return chain("Digits", nodes)
 
 
 def log_lines(out: Path) -> list[str]:
