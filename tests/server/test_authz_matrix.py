@@ -18,7 +18,6 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +33,7 @@ from dragdl.server.app import create_app
 from dragdl.server.db.models import Model
 from dragdl.server.settings import Settings
 
+from ..graphs import chain
 from .conftest import BOOTSTRAP_ADMIN, MakeClient
 from .hostile.corpus import bitmaps, png
 
@@ -92,17 +92,15 @@ class Rule:
 
 # --- resource factories -------------------------------------------------------------------------
 
-GRAPH = {
-    "version": 1,
-    "name": "Matrix",
-    "nodes": [
-        {"id": "data", "type": "dataset.builtin", "params": {"name": "digits"}},
-        {"id": "flat", "type": "layer.Flatten"},
-        {"id": "fc", "type": "layer.Linear", "params": {"out_features": "auto"}},
-        {"id": "train", "type": "train.Classifier", "params": {"epochs": 1, "device": "cpu", "seed": 0}},
+GRAPH = chain(
+    "Matrix",
+    [
+        ("data", "dataset.builtin", {"name": "digits"}),
+        ("flat", "layer.Flatten", {}),
+        ("fc", "layer.Linear", {"out_features": "auto"}),
+        ("train", "train.Classifier", {"epochs": 1, "device": "cpu", "seed": 0}),
     ],
-    "edges": [{"source": a, "target": b} for a, b in pairwise(["data", "flat", "fc", "train"])],
-}
+)
 
 
 def graph(world: World) -> str:

@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +67,7 @@ from dragdl.server.openapi import openapi_schema
 from dragdl.server.schemas.graphs import GraphRejection
 from dragdl.server.settings import Settings
 
+from ..graphs import chain
 from .conftest import CSRF_HEADERS, PASSWORD
 from .hostile.corpus import bitmaps
 
@@ -84,17 +84,15 @@ SCHEMA.config.generation.update(
     database="none",
 )
 
-GRAPH = {
-    "version": 1,
-    "name": "Fuzz",
-    "nodes": [
-        {"id": "data", "type": "dataset.builtin", "params": {"name": "digits"}},
-        {"id": "flat", "type": "layer.Flatten"},
-        {"id": "fc", "type": "layer.Linear", "params": {"out_features": "auto"}},
-        {"id": "train", "type": "train.Classifier", "params": {"epochs": 1, "device": "cpu", "seed": 0}},
+GRAPH = chain(
+    "Fuzz",
+    [
+        ("data", "dataset.builtin", {"name": "digits"}),
+        ("flat", "layer.Flatten", {}),
+        ("fc", "layer.Linear", {"out_features": "auto"}),
+        ("train", "train.Classifier", {"epochs": 1, "device": "cpu", "seed": 0}),
     ],
-    "edges": [{"source": a, "target": b} for a, b in pairwise(["data", "flat", "fc", "train"])],
-}
+)
 
 
 class IdleRunner(Runner):
