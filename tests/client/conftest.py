@@ -12,11 +12,6 @@ Fixtures:
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,57 +25,22 @@ from dragdl.cli import app
 from dragdl.client import save_token
 
 from ..graphs import chain
+from ..servers import dragdl_serve
 
 USERNAME = "alice"
 PASSWORD = "correct horse battery"
-START_TIMEOUT_S = 90.0
 
 Cli = Callable[..., Result]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="session")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     root = tmp_path_factory.mktemp("dragdl-server")
-    log_path = root / "server.log"
-    command = [sys.executable, "-c", "from dragdl.cli import app; app()", "serve"]
-    command += ["--port", str(port), "--data-dir", str(root / "data")]
     env = {**os.environ, "DRAGDL_MAX_RUNNING_PER_USER": "2"}
     env.pop("DRAGDL_DATABASE_URL", None)
     env.pop("DRAGDL_RAY_ADDRESS", None)
-    with log_path.open("w") as log:
-        # Its own session: the embedded Ray's processes can be killed with the server if it hangs.
-        process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            try:
-                if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                output = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
-                pytest.fail(f"dragdl serve did not start within {START_TIMEOUT_S:.0f} s:\n{output}")
-            time.sleep(0.3)
+    with dragdl_serve(root / "data", root / "server.log", env=env) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")

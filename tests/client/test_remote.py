@@ -18,7 +18,8 @@ import pytest
 
 from dragdl.client import ApiError, DragDLClient
 
-from .conftest import PASSWORD, USERNAME, Cli, digits_graph, free_port
+from ..servers import free_port
+from .conftest import PASSWORD, USERNAME, Cli, digits_graph
 
 # Tests marked slow train on the server: the first task starts its embedded Ray (tens of seconds).
 

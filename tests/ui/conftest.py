@@ -8,16 +8,13 @@ DRAGDL_CHROMIUM names another binary.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from ..servers import dragdl_serve
 
 REPO = Path(__file__).resolve().parents[2]
 STATIC_INDEX = REPO / "src" / "dragdl" / "server" / "static" / "index.html"
@@ -25,46 +22,14 @@ ARTIFACTS = REPO / "test-artifacts" / "ui"
 CHROMIUM = os.environ.get("DRAGDL_CHROMIUM", "/usr/bin/chromium")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def _serve(tmp_path_factory: pytest.TempPathFactory, *extra: str) -> Iterator[str]:
     if not STATIC_INDEX.is_file():
         pytest.fail(f"the web UI is not built ({STATIC_INDEX} is missing): run `make frontend`")
-    port = _free_port()
     data_dir = tmp_path_factory.mktemp("dragdl-ui-data")
     log_path = tmp_path_factory.mktemp("dragdl-ui-log") / "server.log"
-    command = [sys.executable, "-c", "from dragdl.cli import app; app()", "serve"]
-    command += ["--port", str(port), "--data-dir", str(data_dir), *extra]
-    url = f"http://127.0.0.1:{port}"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/api/health", timeout=2) as response:
-                        if response.status == 200:
-                            break
-                except OSError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    output = log_path.read_text(encoding="utf-8")[-3000:]
-                    pytest.fail(f"dragdl serve did not start:\n{output}")
-                time.sleep(0.3)
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+    with dragdl_serve(data_dir, log_path, *extra) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
