@@ -46,6 +46,7 @@ lint: install $(WEB_DEPS)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	cd $(WEB) && $(NPM) run format:check
+	cd $(WEB) && $(NPM) run lint
 
 typecheck: install
 	$(BIN)/mypy

@@ -15,8 +15,8 @@ an API token), and measures:
 (b) metric -> SSE client: while each task of (a), and the sketcher training of (c), run, a client
     follows `GET /api/tasks/{id}/events`; for every metric event written after the stream opened
     (replayed history is skipped), latency = the client's clock when the event's blank line arrived
-    minus the event's `time`. The server polls the database every 0.5 s per stream, so about 0.25 s
-    on average is expected from the poll alone.
+    minus the event's `time`. The server reads a task's new events every 0.5 s (one watcher per
+    task, shared by its streams), so about 0.25 s on average is expected from the poll alone.
 (c) prediction: two models are trained through the server, which registers them: the sketcher CNN
     (examples/sketcher_cnn.json, 28x28 PNGs) and the EfficientNet-Lite0 transfer model
     (examples/transfer_efficientnet_lite0_digits.json: frozen ImageNet features, 8x8 PNGs resized

@@ -1,4 +1,5 @@
-"""A real `dragdl serve` in a subprocess on a free loopback port, for tests that need one over HTTP."""
+"""Real servers for tests that need one over HTTP: `dragdl serve` in a subprocess, or an app under
+uvicorn in a thread (with `IdleRunner` in place of Ray when nothing must train)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -14,6 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from dragdl.runner.base import Resources, Runner
 
 
 def free_port() -> int:
@@ -69,3 +75,44 @@ def _healthy(url: str) -> bool:
             return bool(response.status == 200)
     except OSError:
         return False
+
+
+class IdleRunner(Runner):
+    """Takes the place of the Ray runner: tasks stay queued, nothing is launched."""
+
+    def start(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+    def wake(self) -> None:
+        pass
+
+    def kill(self, task_id: str, timeout_s: float = 30.0) -> bool:
+        return True
+
+    def capacity(self) -> Resources | None:
+        return None
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """The app behind a real uvicorn server on a free loopback port, in a thread; yields its URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()

@@ -97,6 +97,18 @@ def test_predict_json_gives_every_probability(bundle: Path, images: Path) -> Non
     assert correct >= 3  # a two-epoch linear model already gets most digits right
 
 
+def test_predict_json_says_when_an_image_was_inverted(bundle: Path, images: Path, tmp_path: Path) -> None:
+    # The digits are light strokes on black; the same digit in dark ink on white is inverted first.
+    original = sorted(images.glob("*.png"))[0]
+    paper = tmp_path / "ink-on-paper.png"
+    Image.eval(Image.open(original), lambda v: 255 - v).save(paper)
+    result = invoke("predict", bundle, original, paper, "--json")
+    assert result.exit_code == 0, result.output
+    as_is, inverted = json.loads(result.stdout)
+    assert as_is["inverted"] is False and inverted["inverted"] is True
+    assert inverted["probabilities"] == pytest.approx(as_is["probabilities"], abs=1e-6)
+
+
 def test_predict_a_folder_recursively_into_csv(bundle: Path, images: Path, tmp_path: Path) -> None:
     out = tmp_path / "predictions.csv"
     result = invoke("predict", bundle, images, "--csv", out)

@@ -88,10 +88,10 @@ def _predict_all(
     from dragdl.engine.bundle import ImageError
 
     for start in range(0, len(files), _BATCH):
-        paths, inputs = [], []
+        paths, inputs, flips = [], [], []
         for path, explicit in files[start : start + _BATCH]:
             try:
-                inputs.append(bundle.preprocess(path))
+                x, inverted = bundle.prepare(path)
             except ImageError as exc:
                 if explicit:
                     _fail(str(exc))
@@ -99,7 +99,9 @@ def _predict_all(
                 err_console.print(f"[yellow]skipped:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
                 continue
             paths.append(path)
-        yield from zip(paths, bundle.predict_preprocessed(inputs, top_k), strict=True)
+            inputs.append(x)
+            flips.append(inverted)
+        yield from zip(paths, bundle.predict_preprocessed(inputs, top_k, flips), strict=True)
 
 
 def _write_csv(

@@ -135,7 +135,9 @@ def submit(
     graph_file: Annotated[Path, typer.Argument(help="Graph JSON file.")],
     server: ServerOption = DEFAULT_SERVER,
     name: Annotated[str | None, typer.Option(help="Task name (default: the graph's name).")] = None,
-    priority: Annotated[int, typer.Option(min=-100, max=100, help="Higher runs first.")] = 0,
+    priority: Annotated[
+        int, typer.Option(min=-100, max=100, help="Orders your own queued tasks (higher first).")
+    ] = 0,
     wait: Annotated[
         bool, typer.Option("--wait", help="Follow the training with progress bars until it ends.")
     ] = False,

@@ -29,7 +29,15 @@ def serve(
     ] = False,
 ) -> None:
     """Start the DragDL server (API docs at /docs)."""
+    import os
+
     import uvicorn
+
+    from dragdl.paths import PRIVATE_UMASK
+
+    # Before anything is created: the database, datasets, artifacts, caches and logs, and whatever the
+    # Ray workers started from here write, are then the owner's alone.
+    os.umask(PRIVATE_UMASK)
 
     from dragdl.server.app import create_app
     from dragdl.server.settings import LOOPBACK_HOSTS, Settings

@@ -135,3 +135,25 @@ def test_token_comes_from_the_argument_then_the_environment_then_the_file(
     assert DragDLClient(URL).token == "from-env"
     assert DragDLClient(URL, token="given").token == "given"
     assert DragDLClient("http://elsewhere.test", token=None).token == "from-env"
+
+
+def test_events_wait_for_a_free_stream_when_the_account_has_all_open() -> None:
+    answers = iter([429, 429, 200])
+    requests: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        requests.append(request.headers.get("last-event-id"))
+        if next(answers) == 429:
+            detail = {"detail": "too many open event streams: your account has 20 of the 20 allowed"}
+            return httpx.Response(429, json=detail, headers={"Retry-After": "5"})
+        return httpx.Response(200, content=b"".join(HISTORY), headers={"content-type": "text/event-stream"})
+
+    transport = httpx.MockTransport(handler)
+    with DragDLClient(URL, token="t", transport=transport, reconnect_delay_s=0) as client:
+        assert [e.id for e in client.events("t1")] == [1, 2, 3, 5, 8, 9]
+    assert requests == [None, None, None]
+    refusing = httpx.MockTransport(lambda request: httpx.Response(429, json={"detail": "too many open"}))
+    client = DragDLClient(URL, token="t", transport=refusing, reconnect_delay_s=0, max_reconnects=2)
+    with client, pytest.raises(ApiError) as caught:
+        list(client.events("t1"))
+    assert caught.value.status == 429 and caught.value.message == "too many open"

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 from PIL import Image
+
+from dragdl.runner.leftovers import descendants as descendants  # the tests use the runner's own
 
 from ..graphs import chain
 
@@ -100,24 +103,17 @@ def _state(pid: int) -> str:
     return line.lower()
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid` (Linux /proc), children first."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: list[int] = []
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
+@contextlib.contextmanager
+def sqlite_write_lock(database: Path) -> Iterator[None]:
+    """Another connection holds the SQLite file's write lock (`BEGIN EXCLUSIVE`) inside the block:
+    every writer waits for its busy timeout and then fails with "database is locked"."""
+    holder = sqlite3.connect(database, isolation_level=None, timeout=30)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        yield
+        holder.execute("COMMIT")
+    finally:
+        holder.close()
 
 
 def start_shared_ray() -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select, update
@@ -18,8 +19,10 @@ from dragdl.engine.train.events import (
 from dragdl.runner.base import WorkerConfig
 from dragdl.runner.reporter import DBReporter, merge_best
 from dragdl.server.db.models import Task, TaskEvent, TaskStatus
+from dragdl.server.db.session import make_engine, make_session_factory
 
 from .conftest import MakeTask
+from .support import sqlite_write_lock
 
 SPE = 10  # steps per epoch
 
@@ -174,3 +177,30 @@ def test_best_metrics_take_the_lowest_loss_and_the_highest_score() -> None:
     best = merge_best({}, {"loss": 0.5, "accuracy": 0.7, "lr": 0.1, "epoch_time_s": 3.0})
     best = merge_best(best, {"loss": 0.6, "accuracy": 0.8, "val_loss": float("nan")})
     assert best == {"loss": 0.5, "accuracy": 0.8}
+
+
+def test_a_locked_database_delays_the_writes_but_loses_none(
+    config: WorkerConfig, sessions: sessionmaker[Session], make_task: MakeTask, make_user: Any
+) -> None:
+    # The worker's own engine gives up on the lock after 0.2 s (the server's default is 30 s).
+    engine = make_engine(f"{config.database_url}?timeout=0.2")
+    busy = make_session_factory(engine)
+    task = running_task(make_task, make_user, "dragdl-t-1")
+    clock = Clock()
+    db_reporter = DBReporter(busy, task.id, "dragdl-t-1", config.data_dir, clock=clock)
+    db_reporter.emit(start())
+    db_reporter.emit(epoch_metric(1, 0.9))
+    with sqlite_write_lock(Path(config.database_url.removeprefix("sqlite:///"))):
+        db_reporter.emit(epoch_metric(2, 0.5))  # fails after the busy timeout: kept, not raised
+        clock.now += 60
+        db_reporter.emit(LogEvent("info", "still training"))
+        assert db_reporter.pending == 2
+    db_reporter.emit(epoch_metric(3, 0.7))  # before the backoff is over: waits behind the others
+    assert db_reporter.pending == 3
+    db_reporter.flush(deadline_s=10)
+    engine.dispose()
+    assert db_reporter.pending == 0 and not db_reporter.lost
+    assert [e["epoch"] for e in events(sessions, task, "metric")] == [1, 2, 3]
+    assert [e["message"] for e in events(sessions, task, "log")] == ["still training"]
+    row = load(sessions, task)
+    assert row.epoch == 3 and row.best_metrics["loss"] == 0.5

@@ -62,6 +62,9 @@ class FakeBackend:
     def close(self) -> None:
         pass
 
+    def stops_workers_on_close(self) -> bool:
+        return True
+
     def names(self) -> list[str]:
         return [h.spec.task_id for h in self.launched]
 
@@ -122,6 +125,23 @@ def test_priority_first_then_submission_order_within_each_users_quota(
     runner.tick()
     assert backend.names()[3:] == [a2.id]
     assert status_of(sessions, a1).status == TaskStatus.SUCCEEDED
+
+
+def test_priority_reorders_only_the_users_own_tasks_never_jumps_other_users(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_user: Any, make_task: MakeTask
+) -> None:
+    alice, bob = make_user("alice", quota=10), make_user("bob", quota=10)
+    b1 = make_task(bob, "b1")
+    a1 = make_task(alice, "a1")
+    b2 = make_task(bob, "b2")
+    pushy = make_task(alice, "pushy", priority=100)
+    backend = FakeBackend(Resources(1, 0))  # one task at a time: the order is the launch order
+    runner = scheduler(backend, sessions, config)
+    for _ in range(4):
+        runner.tick()
+        end_by_worker(sessions, backend.launched[-1], TaskStatus.SUCCEEDED)
+    # FIFO across users; alice's priority 100 only puts `pushy` before her own a1, in a1's place.
+    assert backend.names() == [b1.id, pushy.id, b2.id, a1.id]
 
 
 def test_capacity_is_shared_in_order_and_an_impossible_task_fails(

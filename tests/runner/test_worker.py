@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from dragdl.runner.transitions import start_attempt
 from dragdl.runner.worker import SUPERSEDED, describe_error, execute_attempt
 from dragdl.server.db.models import Model, Task, TaskEvent, TaskStatus
 
+from ..graphs import chain
 from .conftest import MakeTask
 from .support import corrupt_folder_graph, digits_graph
 
@@ -75,18 +77,42 @@ def test_a_successful_attempt_records_its_metrics_and_registers_the_model(
 
 
 def test_an_error_on_real_data_fails_at_once_naming_the_node(
-    sessions: sessionmaker[Session], config: WorkerConfig, make_task: MakeTask, make_user: Any, tmp_path: Path
+    sessions: sessionmaker[Session], config: WorkerConfig, make_task: MakeTask, make_user: Any
 ) -> None:
-    task = make_task(make_user("alice"), "corrupt", corrupt_folder_graph(tmp_path / "images"))
+    task = make_task(make_user("alice"), "corrupt", corrupt_folder_graph(config.data_dir / "images"))
     assert run(launch(sessions, config, task)) == "FAILED"
     row = load(sessions, task.id)
     assert row.error is not None and row.error["node_id"] == "data"
-    assert (
-        row.error["message"].startswith("node data: cannot decode image") and "5.png" in row.error["message"]
-    )
+    # Alice is no administrator: she sees the file inside the data dir, not the server's layout.
+    assert row.error["message"].startswith("node data: cannot decode image images/a/5.png")
     assert "Traceback" not in row.error["message"]
     assert kinds(sessions, task.id)[-2:] == ["error:", "status:FAILED"]
-    assert "ERROR" in (config.artifacts_dir / task.id / "log.txt").read_text()
+    log = (config.artifacts_dir / task.id / "log.txt").read_text()
+    assert "ERROR" in log and "images/a/5.png" in log
+    with sessions() as db:
+        shown = [e.data for e in db.scalars(select(TaskEvent).where(TaskEvent.task_id == task.id))]
+    assert str(config.data_dir) not in json.dumps(shown) + row.error["message"] + log
+
+
+def test_a_lambda_giving_nan_on_real_pixels_fails_the_task_naming_the_lambda(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_task: MakeTask, make_user: Any
+) -> None:
+    graph = chain(
+        "Log",
+        [
+            ("data", "dataset.builtin", {"name": "mnist-5k"}),
+            ("lg", "op.Lambda", {"expression": "log(x)"}),
+            ("flatten", "layer.Flatten", {}),
+            ("dense", "layer.Linear", {"out_features": "auto"}),
+            ("train", "train.Classifier", {"epochs": 1, "device": "cpu"}),
+        ],
+    )
+    task = make_task(make_user("alice"), "log", graph)
+    assert run(launch(sessions, config, task)) == "FAILED"
+    error = load(sessions, task.id).error
+    assert error is not None and (error["code"], error["node_id"]) == ("non_finite", "lg")
+    assert error["message"].startswith("node lg: the operator lg (Lambda) produced ")
+    assert "learning rate" not in error["message"]
 
 
 def test_a_stop_request_ends_the_attempt_stopped_after_a_checkpoint(

@@ -41,6 +41,19 @@ def test_catalog_and_validation_endpoints(tmp_path: Path) -> None:
         assert "operationId" in json.dumps(client.get("/openapi.json").json())
 
 
+def test_catalog_speaks_the_asked_language_and_locks_downloads_off(tmp_path: Path) -> None:
+    settings = Settings.from_env(tmp_path, auth_enabled=False)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+        zh = {entry["type"]: entry for entry in client.get("/api/catalog", params={"lang": "zh"}).json()}
+        assert zh["train.Classifier"]["params_schema"]["properties"]["lr"]["title"] == "学习率"
+        en = {entry["type"]: entry for entry in client.get("/api/catalog").json()}
+        assert en["train.Classifier"]["params_schema"]["properties"]["lr"]["title"] == "Learning rate"
+        # The server never downloads datasets, so its forms must not offer a switch that says "on".
+        download = en["dataset.quickdraw"]["params_schema"]["properties"]["download"]
+        assert download["readOnly"] is True and download["x-locked"]["value"] is False
+        assert client.get("/api/catalog", params={"lang": "fr"}).status_code == 422
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -60,6 +60,23 @@ def test_login_logout_and_me(client: TestClient, anon_client: TestClient) -> Non
     assert client.get("/api/auth/me").status_code == 401
 
 
+def test_the_session_probe_answers_200_signed_in_or_not(client: TestClient, anon_client: TestClient) -> None:
+    # The web UI asks before showing its sign-in page: "not signed in" is an answer, not an error
+    # (a 401 is logged in the browser's console); the routes that need a user keep their 401.
+    nobody = client.get("/api/auth/session")
+    assert nobody.status_code == 200
+    assert nobody.json() == {"signed_in": False, "user": None, "single_user": False}
+    assert client.get("/api/auth/me").status_code == 401
+    _signup(anon_client, "alice")
+    client.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})
+    signed_in = client.get("/api/auth/session").json()
+    assert signed_in["signed_in"] is True and signed_in["user"]["username"] == "alice"
+    assert signed_in["single_user"] is False
+    client.cookies.clear()
+    client.cookies.set("dragdl_session", "expired-or-forged")
+    assert client.get("/api/auth/session").json()["signed_in"] is False
+
+
 def test_wrong_password_and_unknown_user_get_the_same_answer(client: TestClient) -> None:
     _signup(client, "alice")
     wrong = client.post("/api/auth/login", json={"username": "alice", "password": "not the password"})
@@ -204,6 +221,9 @@ def test_single_user_mode_is_the_local_admin(settings: Settings) -> None:
     with TestClient(app, base_url="http://127.0.0.1") as client:
         me = client.get("/api/auth/me").json()
         assert me["username"] == "local" and me["is_admin"] is True
+        probe = client.get("/api/auth/session").json()
+        assert probe["single_user"] is True and probe["signed_in"] is True
+        assert probe["user"]["username"] == "local"
         assert client.post("/api/auth/tokens", json={"name": "cli"}).status_code == 201
         refused = client.post("/api/auth/login", json={"username": "local", "password": "!"})
         assert refused.status_code == 400 and "single-user" in refused.json()["detail"]

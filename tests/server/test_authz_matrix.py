@@ -28,12 +28,12 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy.orm import Session
 
-from dragdl.runner.base import Resources, Runner
 from dragdl.server.app import create_app
 from dragdl.server.db.models import Model
 from dragdl.server.settings import Settings
 
 from ..graphs import chain
+from ..servers import IdleRunner
 from .conftest import BOOTSTRAP_ADMIN, MakeClient
 from .hostile.corpus import bitmaps, png
 
@@ -160,25 +160,6 @@ def reported_task(world: World) -> Call:
     return call
 
 
-class IdleRunner(Runner):
-    """Takes the place of the Ray runner: tasks stay queued, nothing is launched."""
-
-    def start(self) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
-
-    def wake(self) -> None:
-        pass
-
-    def kill(self, task_id: str, timeout_s: float = 30.0) -> bool:
-        return True
-
-    def capacity(self) -> Resources | None:
-        return None
-
-
 def upload_image() -> list[tuple[str, tuple[str, bytes, str]]]:
     return [("images", ("digit.png", png(8, 8), "image/png"))]
 
@@ -198,15 +179,18 @@ MATRIX: dict[tuple[str, str], Rule] = {
     # Accounts
     ("POST", "/api/auth/logout"): Rule(SIGNED_IN, fresh_session=True),
     ("GET", "/api/auth/me"): Rule(SIGNED_IN),
+    ("GET", "/api/auth/session"): Rule(PUBLIC),
     ("POST", "/api/auth/tokens"): Rule(SIGNED_IN, lambda world: Call(json={"name": "cli"})),
     ("GET", "/api/auth/tokens"): Rule(SIGNED_IN),
     ("DELETE", "/api/auth/tokens/{token_id}"): Rule(OWNED, token),
+    ("GET", "/api/users/me"): Rule(SIGNED_IN),
     ("GET", "/api/users"): Rule(ADMIN),
     ("PATCH", "/api/users/{user_id}"): Rule(
         ADMIN, lambda world: Call(path={"user_id": world.user_id(OTHER)}, json={"max_running_tasks": 3})
     ),
     # Graphs
     ("POST", "/api/graphs/validate"): Rule(SIGNED_IN, lambda world: Call(json=GRAPH)),
+    ("POST", "/api/graphs/code"): Rule(SIGNED_IN, lambda world: Call(json=GRAPH)),
     ("GET", "/api/graphs/templates"): Rule(SIGNED_IN),
     ("POST", "/api/graphs/templates/{template_id}/clone"): Rule(
         SIGNED_IN, lambda world: Call(path={"template_id": "sketcher_cnn"})

@@ -135,9 +135,9 @@ def _free_port() -> int:
 class Server:
     """`dragdl serve --no-auth` as a subprocess on a free loopback port."""
 
-    def __init__(self, data_dir: Path, log: Path) -> None:
+    def __init__(self, data_dir: Path, log: Path, env: dict[str, str] | None = None) -> None:
         self.port = _free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DRAGDL_", "RAY_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DRAGDL_", "RAY_"))} | (env or {})
         exe = Path(sys.executable).parent / "dragdl"
         command = [str(exe), "serve", "--no-auth", "--port", str(self.port), "--data-dir", str(data_dir)]
         self.log = log.open("ab")
@@ -160,6 +160,12 @@ class Server:
         self.remember_processes()
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=30)
+
+    def terminate(self, timeout_s: float = 90) -> None:
+        """SIGTERM, as a service manager stops it; waits for the server to exit by itself."""
+        self.remember_processes()
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=timeout_s)
 
     def stop(self) -> None:
         self.remember_processes()

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Dataset, User
+from dragdl.server.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services.data_context import check_graph_policy, data_context_for
 from dragdl.server.settings import Settings
 
@@ -192,6 +192,24 @@ def test_code_is_a_standalone_script_or_422_with_the_errors(user_client: TestCli
 
 
 @SQLITE_ONLY
+def test_code_of_a_posted_graph_saves_nothing_and_names_the_failing_node(user_client: TestClient) -> None:
+    graph = example()
+    graph["nodes"][2]["params"]["out_channels"] = 24
+    code = user_client.post("/api/graphs/code", json=graph)
+    assert code.status_code == 200, code.text
+    assert code.json()["filename"] == "sketcher_cnn.py"
+    compile(code.json()["code"], "sketcher_cnn.py", "exec")
+    assert "24" in code.json()["code"]
+    assert user_client.get("/api/graphs").json()["count"] == 0
+
+    graph["nodes"][2]["params"]["kernel_size"] = 99
+    refused = user_client.post("/api/graphs/code", json=graph)
+    assert refused.status_code == 422
+    assert refused.json()["detail"]["errors"][0]["node_id"] == "conv1"
+    assert user_client.post("/api/graphs/code", json={"nodes": "none"}).status_code == 422
+
+
+@SQLITE_ONLY
 def test_validate_refuses_server_paths_to_non_admins_without_reading_them(
     user_client: TestClient, admin_client: TestClient, tmp_path: Path
 ) -> None:
@@ -212,6 +230,135 @@ def test_validate_refuses_server_paths_to_non_admins_without_reading_them(
     graph_id = create(user_client, graph)["id"]  # saving is allowed: it reads nothing
     code = user_client.get(f"/api/graphs/{graph_id}/code")
     assert code.status_code == 422 and code.json()["detail"]["errors"][0]["code"] == "dataset_path_forbidden"
+
+
+def lite0_graph(**params: Any) -> dict[str, Any]:
+    graph = tiny_graph()
+    graph["nodes"][1:3] = [{"id": "model", "type": "model.efficientnet_lite0", "params": params}]
+    graph["edges"] = [{"source": "data", "target": "model"}, {"source": "model", "target": "train"}]
+    return graph
+
+
+@SQLITE_ONLY
+def test_server_paths_get_one_refusal_whatever_they_name_and_are_not_touched(
+    user_client: TestClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import os
+
+    import safetensors.torch
+    import torch
+
+    # Another user's trained model, a text file and a missing file: a probe must not tell them apart.
+    other_model = settings.data_dir / "artifacts" / "t-other" / "model.safetensors"
+    other_model.parent.mkdir(parents=True)
+    safetensors.torch.save_file({"layers.secret_conv.weight": torch.zeros(2)}, str(other_model))
+    text = settings.data_dir / "notes.txt"
+    text.write_text("Z private")
+    probes = [
+        str(other_model),
+        "artifacts/t-other/model.safetensors",
+        str(text),
+        str(settings.data_dir / "missing.safetensors"),
+        "/etc/passwd",
+    ]
+    touched: list[str] = []
+
+    def watch(real: Any) -> Any:
+        def call(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if any(str(path).endswith(probe.lstrip("/")) for probe in probes):
+                touched.append(str(path))
+            return real(path, *args, **kwargs)
+
+        return call
+
+    for module, name in ((os, "stat"), (os, "scandir"), (os, "listdir"), (io, "open")):
+        monkeypatch.setattr(module, name, watch(getattr(module, name)))
+    answers = []
+    for probe in probes:
+        graph = lite0_graph(weights_path=probe)
+        validated = user_client.post("/api/graphs/validate", json=graph)
+        submitted = user_client.post("/api/tasks", json={"graph": graph})
+        assert validated.status_code == 200 and submitted.status_code == 422, submitted.text
+        answers.append((validated.json(), submitted.json()["detail"]["errors"]))
+    assert touched == []
+    validated, submitted = answers[0]
+    assert all(answer == answers[0] for answer in answers)
+    assert validated["ok"] is False and submitted == validated["errors"]
+    [error] = validated["errors"]
+    assert (error["code"], error["node_id"], error["field"]) == (
+        "dataset_path_forbidden",
+        "model",
+        "weights_path",
+    )
+    assert "secret_conv" not in json.dumps(answers)
+
+
+@SQLITE_ONLY
+def test_a_stored_graph_is_checked_again_before_a_retry_reads_it(
+    user_client: TestClient, db_session: Session
+) -> None:
+    # A task stored under an older policy (or by an administrator since demoted) holds a server path.
+    alice = db_session.scalars(select(User).where(User.username == "alice")).one()
+    old = Task(
+        owner_id=alice.id,
+        name="old",
+        graph_snapshot=lite0_graph(weights_path="artifacts/t-other/model.safetensors"),
+        status=TaskStatus.FAILED,
+    )
+    db_session.add(old)
+    db_session.commit()
+    refused = user_client.post(f"/api/tasks/{old.id}/retry")
+    assert refused.status_code == 422, refused.text
+    [error] = refused.json()["detail"]["errors"]
+    assert (error["code"], error["node_id"], error["field"]) == (
+        "dataset_path_forbidden",
+        "model",
+        "weights_path",
+    )
+    db_session.expire_all()
+    assert db_session.get(Task, old.id).status == TaskStatus.FAILED  # type: ignore[union-attr]
+    clone = user_client.post(f"/api/tasks/{old.id}/clone")
+    assert clone.status_code == 422 and clone.json()["detail"]["errors"] == [error]
+
+
+@SQLITE_ONLY
+def test_errors_show_users_paths_inside_their_data_and_no_other_server_path(
+    user_client: TestClient,
+    admin_client: TestClient,
+    db_session: Session,
+    settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    torch_home = tmp_path / "torch-home"  # nothing cached there: the weights are unavailable
+    monkeypatch.setenv("TORCH_HOME", str(torch_home))
+    weights = lite0_graph()
+    weights["nodes"][1] = {"id": "model", "type": "model.torchvision", "params": {"backbone": "resnet18"}}
+    [error] = user_client.post("/api/graphs/validate", json=weights).json()["errors"]
+    assert error["code"] == "weights_unavailable" and "Looked in: a server file." in error["message"]
+    assert error["details"]["looked"] == ["a server file"]
+    assert str(tmp_path) not in json.dumps(error)
+    [task_error] = user_client.post("/api/tasks", json={"graph": weights}).json()["detail"]["errors"]
+    assert task_error == error
+    [admin_error] = admin_client.post("/api/graphs/validate", json=weights).json()["errors"]
+    assert (
+        str(torch_home) in admin_error["message"] and str(torch_home) in admin_error["details"]["looked"][0]
+    )
+
+    # A broken file in the user's own upload is named inside the data dir.
+    alice = db_session.scalars(select(User).where(User.username == "alice")).one()
+    for name in ("cat", "dog"):
+        (settings.data_dir / "datasets/d1/data" / name).mkdir(parents=True)
+        (settings.data_dir / "datasets/d1/data" / name / "1.png").write_bytes(b"not a picture")
+    db_session.add(Dataset(id="d1", owner_id=alice.id, name="pets", kind="folder", path="datasets/d1/data"))
+    db_session.commit()
+    [error] = user_client.post(
+        "/api/graphs/validate", json=tiny_graph("dataset.uploaded", dataset_id="d1")
+    ).json()["errors"]
+    assert error["code"] == "dataset_invalid"
+    assert "cannot read image datasets/d1/data/cat/1.png" in error["message"]
+    assert str(settings.data_dir) not in error["message"]
 
 
 @SQLITE_ONLY
@@ -254,14 +401,23 @@ def test_validate_keeps_todays_answers(user_client: TestClient) -> None:
         ("dataset.torchvision", {"name": "CIFAR10"}, []),
         ("dataset.builtin", {"name": "mnist-5k"}, []),
         ("dataset.uploaded", {"dataset_id": "d1"}, []),
+        ("model.efficientnet_lite0", {"weights_path": "artifacts/t1/model.safetensors"}, ["weights_path"]),
+        ("model.torchvision", {"weights_path": "/srv/w.pt"}, ["weights_path"]),
+        ("model.timm", {"model_name": "resnet18", "weights_path": "w.safetensors"}, ["weights_path"]),
+        ("model.timm", {"model_name": "resnet18", "weights_path": " "}, []),
+        ("model.efficientnet_lite0", {}, []),
     ],
 )
 def test_graph_policy(node_type: str, params: dict[str, Any], fields: list[str]) -> None:
     graph = tiny_graph(node_type, **params)
+    node_id = "data"
+    if node_type.startswith("model."):
+        graph, node_id = lite0_graph(**params), "model"
+        graph["nodes"][1]["type"] = node_type
     user = User(username="u", password_hash="!", is_admin=False)
     errors = check_graph_policy(graph, user)
     assert [(e.code, e.node_id, e.field) for e in errors] == [
-        ("dataset_path_forbidden", "data", f) for f in fields
+        ("dataset_path_forbidden", node_id, f) for f in fields
     ]
     assert check_graph_policy(graph, User(username="a", password_hash="!", is_admin=True)) == []
     assert check_graph_policy({"nodes": "not a list"}, user) == []

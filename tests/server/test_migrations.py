@@ -14,7 +14,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Column, MetaData, String, func, inspect, select, text
+from sqlalchemy import Column, MetaData, String, func, insert, inspect, select, text
 from sqlalchemy.orm import Session
 
 from dragdl.runner.transitions import add_event
@@ -165,11 +165,12 @@ def test_an_event_id_is_never_handed_out_twice(empty_db: str, events_before_upgr
         else:
             upgrade_database(url)
         with sessions() as db:
-            user = User(username="alice", password_hash="x")
-            db.add(user)
+            # A Core insert names only the columns it sets, which the first release's table has.
+            inserted = db.execute(insert(User).values(username="alice", password_hash="x"))
+            user_id = inserted.inserted_primary_key[0]
             db.commit()
-            older = add_task_with_events(db, user.id, "older", 3)
-            newest = add_task_with_events(db, user.id, "newest", 4)
+            older = add_task_with_events(db, user_id, "older", 3)
+            newest = add_task_with_events(db, user_id, "newest", 4)
         before = event_rows(url)
         if events_before_upgrade:
             upgrade_database(url)
@@ -193,3 +194,31 @@ def test_an_event_id_is_never_handed_out_twice(empty_db: str, events_before_upgr
             assert event.id > seen
     finally:
         engine.dispose()
+
+
+# -- users.founder (revision 0003) -----------------------------------------------------------------
+
+
+def test_an_upgraded_server_keeps_its_first_administrator_as_the_founder(empty_db: str) -> None:
+    # The founder column makes the first sign-up race-free; on a server that already has accounts
+    # the oldest administrator with a password is the one the first sign-up made.
+    engine = make_engine(empty_db)
+    try:
+        with engine.begin() as connection:
+            command.upgrade(alembic_config(connection), "0002")
+        with engine.begin() as connection:
+            for name, password_hash, admin in [
+                ("local", "!", True),
+                ("root", "argon2-hash", True),
+                ("alice", "argon2-hash", False),
+                ("bob", "argon2-hash", True),
+            ]:
+                values = {"username": name, "password_hash": password_hash, "is_admin": admin}
+                connection.execute(insert(User).values(**values))
+        upgrade_database(empty_db)
+        with engine.connect() as connection:
+            rows = connection.execute(select(User.username, User.founder).order_by(User.id)).all()
+    finally:
+        engine.dispose()
+    assert [tuple(row) for row in rows] == [("local", None), ("root", True), ("alice", None), ("bob", None)]
+    assert schema_differences(empty_db) == []

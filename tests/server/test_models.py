@@ -94,9 +94,42 @@ def digit_pngs(count: int) -> list[bytes]:
     return out
 
 
-def predict(client: TestClient, model_id: str, images: list[bytes], top_k: int = 3) -> Any:
+def predict(
+    client: TestClient, model_id: str, images: list[bytes], top_k: int = 3, invert: str | None = None
+) -> Any:
     files = [("images", (f"digit{i}.png", data, "image/png")) for i, data in enumerate(images)]
-    return client.post(f"/api/models/{model_id}/predict", files=files, data={"top_k": str(top_k)})
+    form = {"top_k": str(top_k)} | ({"invert": invert} if invert else {})
+    return client.post(f"/api/models/{model_id}/predict", files=files, data=form)
+
+
+def inverted_pngs(pngs: list[bytes]) -> list[bytes]:
+    """The same digits in dark ink on white paper."""
+    out = []
+    for data in pngs:
+        buffer = io.BytesIO()
+        Image.fromarray(255 - np.asarray(Image.open(io.BytesIO(data)))).save(buffer, format="PNG")
+        out.append(buffer.getvalue())
+    return out
+
+
+def test_an_upload_with_the_opposite_paper_is_inverted_and_says_so(
+    user_client: TestClient, model_id: str
+) -> None:
+    originals = predict(user_client, model_id, digit_pngs(6)).json()["predictions"]
+    assert not any(p["inverted"] for p in originals)
+    flipped = predict(user_client, model_id, inverted_pngs(digit_pngs(6)))
+    assert flipped.status_code == 200, flipped.text
+    got = flipped.json()["predictions"]
+    assert all(p["inverted"] for p in got)
+    assert [p["class"] for p in got] == [p["class"] for p in originals]
+    assert np.allclose([p["probabilities"] for p in got], [p["probabilities"] for p in originals], atol=1e-6)
+    # "Undo": the user keeps the upload as it is; or forces the inversion of any image.
+    kept = predict(user_client, model_id, inverted_pngs(digit_pngs(6)), invert="no").json()["predictions"]
+    assert not any(p["inverted"] for p in kept)
+    assert [p["probabilities"] for p in kept] != [p["probabilities"] for p in got]
+    forced = predict(user_client, model_id, digit_pngs(1), invert="yes").json()["predictions"]
+    assert forced[0]["inverted"] is True
+    assert predict(user_client, model_id, digit_pngs(1), invert="maybe").status_code == 422
 
 
 def test_predict_matches_the_bundle_in_process(

@@ -31,12 +31,8 @@ import json
 import os
 import re
 import shutil
-import socket
-import threading
-import time
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -46,7 +42,6 @@ import httpx
 import pytest
 import requests
 import schemathesis
-import uvicorn
 from fastapi import FastAPI
 from hypothesis import HealthCheck, settings
 from pydantic import BaseModel
@@ -58,7 +53,6 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from dragdl.runner.base import Resources, Runner
 from dragdl.server import app as app_module
 from dragdl.server.app import create_app
 from dragdl.server.db.models import Model, User
@@ -68,6 +62,7 @@ from dragdl.server.schemas.graphs import GraphRejection
 from dragdl.server.settings import Settings
 
 from ..graphs import chain
+from ..servers import IdleRunner, serving
 from .conftest import CSRF_HEADERS, PASSWORD
 from .hostile.corpus import bitmaps
 
@@ -95,25 +90,6 @@ GRAPH = chain(
 )
 
 
-class IdleRunner(Runner):
-    """Takes the place of the Ray runner: tasks stay queued, nothing is launched."""
-
-    def start(self) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
-
-    def wake(self) -> None:
-        pass
-
-    def kill(self, task_id: str, timeout_s: float = 30.0) -> bool:
-        return True
-
-    def capacity(self) -> Resources | None:
-        return None
-
-
 @dataclass
 class World:
     """The server, the fuzzing session and the caller's resources (made on first use and again after a
@@ -135,10 +111,20 @@ class World:
     def new_graph(self) -> str:
         return str(self._expect(self.setup.post("/api/graphs", json={"graph": GRAPH}), 201)["id"])
 
+    def default_limits(self) -> None:
+        """Fuzzed `PATCH /api/users/{id}` calls may have capped the caller (a CPU cap of 5e-324, a
+        quota of 0): the resources below are made with the server's defaults."""
+        limits = dict.fromkeys(
+            ["dataset_quota_bytes", "artifact_quota_bytes", "max_cpus_per_task", "max_gpus_per_task"]
+        )
+        self._expect(self.setup.patch(f"/api/users/{self.new_user()}", json=limits), 200)
+
     def new_task(self) -> str:
+        self.default_limits()
         return str(self._expect(self.setup.post("/api/tasks", json={"graph": GRAPH}), 201)["id"])
 
     def new_dataset(self) -> str:
+        self.default_limits()
         files = [
             ("files", ("cat.npy", bitmaps(), "application/octet-stream")),
             ("files", ("dog.npy", bitmaps(value=200), "application/octet-stream")),
@@ -191,28 +177,6 @@ def _train_bundle(root: Path) -> Path:
     result = run_graph(GRAPH, ctx, root / "run", ListReporter())
     assert result.status == "succeeded"
     return root / "run"
-
-
-@contextmanager
-def serving(app: FastAPI) -> Iterator[str]:
-    """The app behind a real uvicorn server on a free loopback port, in a thread; yields its URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -404,7 +368,7 @@ def test_user_updates_are_not_coerced(admin_client: Any, user_client: Any, body:
 
 
 def test_signed_in_operations_declare_401_and_403() -> None:
-    public = {"getHealth", "getCatalog", "getGraphSchema", "signup", "login"}
+    public = {"getHealth", "getCatalog", "getGraphSchema", "signup", "login", "getSession"}
     for path, item in openapi_schema()["paths"].items():
         for method, operation in item.items():
             if operation["operationId"] not in public:

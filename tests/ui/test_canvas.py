@@ -7,14 +7,27 @@ Screenshots go to test-artifacts/ui/.
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .canvas import drag_edge, drop, field, node, select
+from .canvas import (
+    api_json,
+    drag_edge,
+    drop,
+    edges_through_nodes,
+    field,
+    node,
+    open_editor,
+    open_template,
+    select,
+    viewport_zoom,
+)
 
 pytestmark = pytest.mark.ui
 
@@ -58,6 +71,11 @@ def edge_label(page: Any, shape: str) -> Any:
     return page.locator(".dedge__label").filter(has_text=shape.replace("x", "\N{MULTIPLICATION SIGN}"))
 
 
+def unsaved(page: Any) -> Any:
+    """The Save button while the open graph has changes not saved on the server."""
+    return page.get_by_role("button", name=re.compile(r"^Save \(Ctrl\+S\) · Unsaved changes"))
+
+
 def wait_status(page: Any, text: str) -> None:
     from playwright.sync_api import expect
 
@@ -87,7 +105,7 @@ def test_build_a_cnn_on_the_canvas(page: Any, artifacts: Path) -> None:
     drop(page, "train.Classifier", 590, 330)
     drop(page, "op.Resize", 370, 185)
     expect(page.locator(".react-flow__node")).to_have_count(7)
-    expect(node(page, "conv2d-1")).to_contain_text("Out Channels")
+    expect(node(page, "conv2d-1")).to_contain_text("Filters (output channels)")
     # The palette works from the keyboard too: Enter adds a node at a free spot of the canvas.
     page.locator('.palette__item[data-type="layer.ReLU"]').focus()
     page.keyboard.press("Enter")
@@ -132,7 +150,7 @@ def test_build_a_cnn_on_the_canvas(page: Any, artifacts: Path) -> None:
 
     # A pooling window larger than the feature map: a shape error on that node and field.
     select(page, "conv2d-1")
-    field(page, "padding").locator("select").select_option(label="valid")
+    field(page, "padding").locator("select").select_option(label="No padding")
     field(page, "kernel_size").locator("input").fill("15")
     wait_status(page, "Valid")
     expect(edge_label(page, "16x14x14")).to_be_visible()
@@ -226,7 +244,7 @@ def test_sign_up_then_edit(page: Any, auth_server_url: str, artifacts: Path) -> 
     page.get_by_label("Username").fill("ada")
     page.get_by_label("Password").fill("short")
     page.get_by_role("button", name="Sign in").click()
-    expect(page.get_by_role("alert")).to_have_text("wrong username or password")
+    expect(page.get_by_role("alert")).to_have_text("Wrong user name or password.")
     page.get_by_role("button", name="No account yet? Create one").click()
     page.get_by_label("Password").fill("correct horse battery")
     page.screenshot(path=artifacts / "10-sign-up.png")
@@ -237,3 +255,230 @@ def test_sign_up_then_edit(page: Any, auth_server_url: str, artifacts: Path) -> 
     wait_status(page, "1 problem")  # signed in, validation answers: no train node yet
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in to DragDL")).to_be_visible()
+
+
+def test_the_account_page_shows_limits_and_an_administrator_changes_them(page: Any, artifacts: Path) -> None:
+    from playwright.sync_api import expect
+
+    # Single-user mode: the local user is the administrator, so the page also lists the accounts.
+    page.goto("/editor")
+    page.locator(".topbar__username").click()
+    expect(page.get_by_role("heading", name="Account")).to_be_visible(timeout=60_000)
+    expect(page.locator("[data-meter=Datasets]")).to_contain_text(" of 20 GiB")
+    expect(page.get_by_role("progressbar", name="Task artifacts: 0% of the quota used")).to_be_visible()
+    cpus = page.get_by_label("CPUs per task: local")
+    cpus.fill("-2")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("CPUs per task of local must be a number")).to_be_visible()
+    cpus.fill("6")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("Saved the limits of local")).to_be_visible()
+    page.reload()
+    limits = page.locator(".account-limits")
+    expect(limits).to_contain_text("CPUs per task6")
+    expect(page.get_by_label("CPUs per task: local")).to_have_value("6")
+    page.get_by_role("button", name="中文").click()
+    expect(page.get_by_role("heading", name="账户")).to_be_visible()
+    page.screenshot(path=artifacts / "11-account-chinese.png", full_page=True)
+    page.get_by_label("每任务 CPU 数: local").fill("")  # back to the server default for the other tests
+    page.get_by_role("button", name="保存").click()
+    expect(limits).to_contain_text("每个任务的 CPU 数4")
+    page.get_by_role("button", name="EN", exact=True).click()
+
+
+def test_an_edit_made_just_before_a_reload_is_not_lost(page: Any) -> None:
+    """The draft is written as the page goes away, not only by the autosave timer."""
+    from playwright.sync_api import expect
+
+    open_editor(page)
+    open_template(page, "Sketcher CNN")
+    wait_status(page, "Valid")
+    select(page, "train")
+    field(page, "epochs").locator("input").fill("7")
+    page.reload()  # at once: well inside the autosave delay
+    select(page, "train")
+    expect(field(page, "epochs").locator("input")).to_have_value("7")
+
+
+def test_epochs_changed_in_the_train_dialog_stay_in_the_editor(page: Any) -> None:
+    """The Train dialog edits the open graph: the panel shows the new value and the next save keeps it."""
+    from playwright.sync_api import expect
+
+    open_editor(page)
+    open_template(page, "Sketcher CNN")
+    wait_status(page, "Valid")
+    page.locator('[data-action="train"]').click()
+    page.get_by_label("Epochs").fill("3")
+    page.locator('[data-action="start-training"]').click()
+    expect(page).to_have_url(re.compile(r"/tasks/"))
+    task_id = page.url.rsplit("/", 1)[1]
+    api_json(page, "POST", f"/api/tasks/{task_id}/stop")  # only its graph matters here
+
+    page.get_by_role("link", name="Editor").click()
+    select(page, "train")
+    expect(field(page, "epochs").locator("input")).to_have_value("3")
+    expect(unsaved(page)).to_have_count(0)
+    page.get_by_role("button", name=re.compile(r"^Save \(Ctrl\+S\)")).click()
+    expect(page.locator(".toast").last).to_contain_text("as version")
+    graph = api_json(page, "GET", "/api/graphs")["data"][0]
+    saved = api_json(page, "GET", f"/api/graphs/{graph['id']}")["graph"]
+    assert [n["params"]["epochs"] for n in saved["nodes"] if n["id"] == "train"] == [3]
+
+
+def test_view_code_shows_the_open_graph_without_saving_it(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    open_editor(page)
+    open_template(page, "Sketcher CNN")
+    page.get_by_label("Graph name").fill("Code without saving")
+    page.get_by_role("button", name=re.compile(r"^Save \(Ctrl\+S\)")).click()
+    expect(page.locator(".toast").last).to_contain_text("as version 1")
+    graph_id = next(
+        g["id"] for g in api_json(page, "GET", "/api/graphs")["data"] if g["name"] == "Code without saving"
+    )
+    select(page, "conv1")
+    field(page, "out_channels").locator("input").fill("24")
+    expect(unsaved(page)).to_be_visible()
+
+    page.get_by_role("button", name="View code").click()
+    expect(page.locator(".code-view")).to_contain_text("import torch", timeout=30_000)
+    expect(page.locator(".code-view")).to_contain_text("24")  # the open graph, not the saved one
+    page.keyboard.press("Escape")
+    assert len(api_json(page, "GET", f"/api/graphs/{graph_id}/versions")) == 1
+    expect(unsaved(page)).to_be_visible()
+
+
+def _class_zip() -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, value in (("dark", 20), ("light", 230)):
+            for k in range(6):
+                image = io.BytesIO()
+                Image.new("L", (28, 28), value + k).save(image, format="PNG")
+                zf.writestr(f"shades/{name}/{k}.png", image.getvalue())
+    return out.getvalue()
+
+
+def test_use_in_editor_asks_before_changing_the_open_graph_and_undo_restores_it(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    open_editor(page)
+    open_template(page, "Sketcher CNN")
+    wait_status(page, "Valid")
+    upload = page.request.post(
+        "/api/datasets",
+        headers={"X-Requested-With": "dragdl-web"},
+        multipart={
+            "name": "UI shades",
+            "files": {"name": "shades.zip", "mimeType": "application/zip", "buffer": _class_zip()},
+        },
+    )
+    assert upload.ok, upload.text()
+
+    page.get_by_role("link", name="Datasets").click()
+    page.get_by_role("button", name="Use in editor: UI shades").click()
+    question = page.locator("dialog[open]")
+    expect(question).to_contain_text("Sketcher CNN")
+    question.get_by_role("button", name="Cancel").click()
+    expect(page).to_have_url(re.compile(r"/datasets$"))
+
+    page.get_by_role("button", name="Use in editor: UI shades").click()
+    page.locator("dialog[open] [data-confirm]").click()
+    expect(node(page, "uploaded-1")).to_contain_text("UI shades", timeout=30_000)
+    expect(node(page, "data")).to_have_count(0)
+    expect(page.locator(".react-flow__edge")).to_have_count(15)
+
+    click_pane(page)
+    page.keyboard.press("Control+z")
+    expect(node(page, "data")).to_be_visible()
+    expect(node(page, "uploaded-1")).to_have_count(0)
+    expect(page.locator(".react-flow__edge")).to_have_count(15)
+    page.keyboard.press("Control+y")  # redo, as Ctrl+Shift+Z does
+    expect(node(page, "uploaded-1")).to_be_visible()
+
+
+def test_new_asks_in_the_page_not_with_the_browsers_box(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    native: list[str] = []
+    page.on("dialog", lambda dialog: (native.append(dialog.message), dialog.dismiss()))
+    open_editor(page)
+    drop(page, "layer.ReLU", 300, 200)
+    expect(page.locator(".react-flow__node")).to_have_count(1)
+    page.get_by_role("button", name="New", exact=True).click()
+    page.locator("dialog[open]").get_by_role("button", name="Cancel").click()
+    expect(page.locator(".react-flow__node")).to_have_count(1)
+    page.get_by_role("button", name="New", exact=True).click()
+    page.locator("dialog[open] [data-confirm]").click()
+    expect(page.locator(".react-flow__node")).to_have_count(0)
+    page.keyboard.press("Control+z")
+    expect(page.locator(".react-flow__node")).to_have_count(1)
+    assert native == []
+
+
+def test_a_template_asks_before_replacing_unsaved_work(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    open_editor(page)
+    open_template(page, "Sketcher CNN")
+    count = page.locator(".react-flow__node").count()
+    drop(page, "layer.ReLU", 300, 200)
+    expect(page.locator(".react-flow__node")).to_have_count(count + 1)
+    page.get_by_role("button", name="Templates", exact=True).click()
+    card = page.locator(".templates__card").filter(
+        has=page.get_by_role("heading", name="Sketcher CNN", exact=True)
+    )
+    card.get_by_role("button", name="Open").click()
+    page.locator("dialog[open]").get_by_role("button", name="Cancel").click()
+    expect(page.locator(".react-flow__node")).to_have_count(count + 1)
+    open_template(page, "Sketcher CNN", replace=True)
+    expect(page.locator(".react-flow__node")).to_have_count(count)
+
+
+def test_dropped_nodes_land_where_they_are_dropped(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    open_editor(page)
+    # An empty canvas as "New" leaves it (a fit it asked for used to wait for the first drop).
+    open_template(page, "Sketcher CNN")
+    page.get_by_role("button", name="New", exact=True).click()
+    page.locator("dialog[open] [data-confirm]").click()
+    expect(page.locator(".canvas__empty")).to_be_visible()
+    page.wait_for_timeout(500)  # the view as New leaves it, any animation over
+    zoom = viewport_zoom(page)
+    canvas = page.locator(".canvas").bounding_box()
+    points = {"builtin-1": (260, 180), "conv2d-1": (560, 420)}
+    drop(page, "dataset.builtin", *points["builtin-1"])
+    expect(node(page, "builtin-1")).to_be_visible()
+    drop(page, "layer.Conv2d", *points["conv2d-1"])
+    expect(node(page, "conv2d-1")).to_be_visible()
+    page.wait_for_timeout(500)  # a fit-view animation, if one started, would be under way by now
+    boxes = {}
+    for node_id, (x, y) in points.items():
+        box = node(page, node_id).bounding_box()
+        boxes[node_id] = box
+        sx, sy = canvas["x"] + x, canvas["y"] + y
+        assert box["x"] <= sx <= box["x"] + box["width"], (node_id, box, sx)
+        assert box["y"] <= sy <= box["y"] + box["height"], (node_id, box, sy)
+    a, b = boxes["builtin-1"], boxes["conv2d-1"]
+    assert a["x"] + a["width"] < b["x"] or a["y"] + a["height"] < b["y"], "the nodes overlap"
+    assert viewport_zoom(page) == zoom
+
+
+def test_templates_open_laid_out_readably(page: Any, artifacts: Path) -> None:
+    """Each template opens as a flowing chain: readable zoom, no edge drawn across a node."""
+    from playwright.sync_api import expect
+
+    open_editor(page)
+    names = page.evaluate("() => fetch('/api/graphs/templates').then((r) => r.json())")
+    assert len(names) == 5
+    for index, template in enumerate(names):
+        open_template(page, template["name"], replace=index > 0)
+        expect(page.locator(".react-flow__node")).to_have_count(len(template["graph"]["nodes"]))
+        page.wait_for_timeout(600)  # the fit animation (200 ms) is over
+        zoom = viewport_zoom(page)
+        page.screenshot(path=artifacts / f"template-{template['id']}.png")
+        assert zoom >= 0.6, f"{template['name']}: zoom {zoom:.2f}"
+        assert edges_through_nodes(page) == [], template["name"]

@@ -136,7 +136,7 @@ def test_monitor_results_and_prediction_in_server_and_browser(
             page.screenshot(path=artifacts / "monitor-live.png")
             live_shot = True
         page.wait_for_timeout(100)
-    page.wait_for_function("document.querySelector('[data-chart=\"loss\"] .echart').dataset.points > 0")
+    page.wait_for_function("() => document.querySelector('[data-chart=\"loss\"] .echart').dataset.points > 0")
     seen.append(chart_points(page, "loss"))
     assert seen == sorted(seen) and seen[-1] > seen[0], f"no points arrived while watching: {seen}"
     assert chart_points(page, "accuracy") > 0 and chart_points(page, "memory") == 2

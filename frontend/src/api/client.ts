@@ -10,12 +10,16 @@ export const api = createClient<paths>({ baseUrl: '', headers: { 'X-Requested-Wi
 export class ApiError extends Error {
   readonly status: number;
   readonly body: unknown;
+  /** Seconds from a 429's `Retry-After` header (the UI says when to try again); null without one. */
+  readonly retryAfterS: number | null;
 
-  constructor(status: number, message: string, body: unknown) {
+  constructor(status: number, message: string, body: unknown, retryAfter: string | null = null) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.body = body;
+    const seconds = retryAfter === null ? Number.NaN : Number(retryAfter);
+    this.retryAfterS = Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : null;
   }
 }
 
@@ -55,7 +59,8 @@ export function errorMessage(body: unknown, status: number): string {
 export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
   if (result.error !== undefined || !result.response.ok) {
     const status = result.response.status;
-    throw new ApiError(status, errorMessage(result.error, status), result.error);
+    const retryAfter = result.response.headers.get('Retry-After');
+    throw new ApiError(status, errorMessage(result.error, status), result.error, retryAfter);
   }
   return result.data as T;
 }

@@ -31,6 +31,10 @@ export interface paths {
         /**
          * Get Catalog
          * @description Every node type with its ports and the JSON Schema of its params (drives palette and forms).
+         *
+         *     `lang` picks the language of titles, descriptions, port and choice labels (`x-enum-labels`).
+         *     Download switches come locked off: the server validates and trains with downloads disallowed
+         *     (services/data_context.py), so a switch left on would promise what it does not do.
          */
         get: operations["getCatalog"];
         put?: never;
@@ -138,6 +142,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Session
+         * @description Who is signed in, if anyone. Answers 200 with `signed_in: false` rather than 401, so that the
+         *     web UI's probe before its sign-in page is not logged by the browser as a failed request; every
+         *     route that needs a user still answers 401 without one.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/tokens": {
         parameters: {
             query?: never;
@@ -176,6 +202,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My Account
+         * @description Your account with the limits in force for you and the storage your datasets and tasks take.
+         */
+        get: operations["getMyAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -208,7 +254,7 @@ export interface paths {
         head?: never;
         /**
          * Update User
-         * @description Change `is_admin` or the quota `max_running_tasks` (null = the server default).
+         * @description Change `is_admin`, the quotas or the caps per task (a limit set to null = the server default).
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -230,6 +276,27 @@ export interface paths {
          *     The caller's uploaded datasets are available; server paths are refused for non-administrators.
          */
         post: operations["validateGraph"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graphs/code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Code Of
+         * @description The posted graph as a standalone PyTorch training script, saving nothing: the editor's
+         *     "View code" shows the graph it has open, which need not be a saved version.
+         */
+        post: operations["generateCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -747,6 +814,7 @@ export interface paths {
          * @description Server-sent events: `id:` the event id, `event:` its kind (status, start, progress, metric, log,
          *     artifact, error), `data:` its JSON. The stream replays the history first, follows the task live,
          *     and ends after the final status. Reconnecting with `Last-Event-ID` continues without repeats.
+         *     A stream that falls far behind is ended; reconnecting with `Last-Event-ID` catches up.
          */
         get: operations["streamTaskEvents"];
         put?: never;
@@ -761,6 +829,15 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * Account
+         * @description The signed-in user, with their limits and storage usage.
+         */
+        Account: {
+            user: components["schemas"]["UserPublic"];
+            limits: components["schemas"]["Limits"];
+            usage: components["schemas"]["StorageUsage"];
+        };
         /** ApiTokenCreate */
         ApiTokenCreate: {
             /**
@@ -825,6 +902,13 @@ export interface components {
              * @default 5
              */
             top_k: number;
+            /**
+             * Invert
+             * @description auto: invert an image whose paper (light or dark border) is the opposite of the training images'; yes, no: invert every image, or none.
+             * @default auto
+             * @enum {string}
+             */
+            invert: "auto" | "yes" | "no";
         };
         /** ClassPreview */
         ClassPreview: {
@@ -1183,6 +1267,31 @@ export interface components {
              * @description One probability per class, in the order of `classes`.
              */
             probabilities: number[];
+            /**
+             * Inverted
+             * @description The image was inverted (255 - value) to have the paper of the training images.
+             * @default false
+             */
+            inverted: boolean;
+        };
+        /**
+         * Limits
+         * @description The limits in force for the user: their own where an administrator set one, else the server's.
+         */
+        Limits: {
+            /**
+             * Max Running Tasks
+             * @description Tasks that may run at once.
+             */
+            max_running_tasks: number;
+            /** Dataset Quota Bytes */
+            dataset_quota_bytes: number;
+            /** Artifact Quota Bytes */
+            artifact_quota_bytes: number;
+            /** Max Cpus Per Task */
+            max_cpus_per_task: number;
+            /** Max Gpus Per Task */
+            max_gpus_per_task: number;
         };
         /** MetricPoint */
         MetricPoint: {
@@ -1286,6 +1395,21 @@ export interface components {
             /** Detail */
             detail: components["schemas"]["RequestProblem"][];
         };
+        /** SessionPublic */
+        SessionPublic: {
+            /**
+             * Signed In
+             * @description False: no valid session cookie or API token came with the request.
+             */
+            signed_in: boolean;
+            /** @description Who is signed in; null when nobody is. */
+            user: components["schemas"]["UserPublic"] | null;
+            /**
+             * Single User
+             * @description The server runs in single-user mode (--no-auth): no accounts, nobody signs in or out.
+             */
+            single_user: boolean;
+        };
         /**
          * SizeStats
          * @description Image sizes as [height, width]: per dimension, the smallest, largest and mean.
@@ -1306,6 +1430,19 @@ export interface components {
                 number,
                 number
             ];
+        };
+        /** StorageUsage */
+        StorageUsage: {
+            /**
+             * Datasets Bytes
+             * @description What the user's uploaded datasets take on disk.
+             */
+            datasets_bytes: number;
+            /**
+             * Artifacts Bytes
+             * @description What the user's tasks and models take on disk: checkpoints, bundles, logs.
+             */
+            artifacts_bytes: number;
         };
         /**
          * TaskCreate
@@ -1331,7 +1468,7 @@ export interface components {
             name?: string | null;
             /**
              * Priority
-             * @description Higher runs first; equal priorities run in order.
+             * @description Orders your own queued tasks: higher runs first, equal priorities in order. Tasks of different users start first come, first served whatever their priorities.
              * @default 0
              */
             priority: number;
@@ -1414,6 +1551,21 @@ export interface components {
              * @description Seconds from the first start to the end (or to now while not finished).
              */
             readonly elapsed_s: number | null;
+            /**
+             * Continued
+             * @description This run continues an earlier one (resumed by its owner, or after a server restart).
+             */
+            readonly continued: boolean;
+            /**
+             * Retries
+             * @description Automatic retries after a crash in this run (a user's resume is not one).
+             */
+            readonly retries: number;
+            /**
+             * Max Retries
+             * @description How many automatic retries a run gets.
+             */
+            readonly max_retries: number;
         };
         /** TaskError */
         TaskError: {
@@ -1520,12 +1672,27 @@ export interface components {
              * @description Seconds from the first start to the end (or to now while not finished).
              */
             readonly elapsed_s: number | null;
+            /**
+             * Continued
+             * @description This run continues an earlier one (resumed by its owner, or after a server restart).
+             */
+            readonly continued: boolean;
+            /**
+             * Retries
+             * @description Automatic retries after a crash in this run (a user's resume is not one).
+             */
+            readonly retries: number;
+            /**
+             * Max Retries
+             * @description How many automatic retries a run gets.
+             */
+            readonly max_retries: number;
         };
         /** TaskResources */
         TaskResources: {
             /**
              * Cpus
-             * @description CPU cores the worker reserves (fractions allowed).
+             * @description CPU cores the worker reserves (fractions allowed), within your cap.
              * @default 1
              */
             cpus: number;
@@ -1602,6 +1769,26 @@ export interface components {
              */
             max_running_tasks: number | null;
             /**
+             * Dataset Quota Bytes
+             * @description Storage quota of the user's datasets; null = the server default.
+             */
+            dataset_quota_bytes: number | null;
+            /**
+             * Artifact Quota Bytes
+             * @description Storage quota of the user's task artifacts; null = the server default.
+             */
+            artifact_quota_bytes: number | null;
+            /**
+             * Max Cpus Per Task
+             * @description CPUs one task may reserve; null = the server default.
+             */
+            max_cpus_per_task: number | null;
+            /**
+             * Max Gpus Per Task
+             * @description GPUs one task may reserve; null = the server default.
+             */
+            max_gpus_per_task: number | null;
+            /**
              * Created At
              * Format: date-time
              */
@@ -1609,7 +1796,7 @@ export interface components {
         };
         /**
          * UserUpdate
-         * @description What an administrator may change. Omitted fields stay; `max_running_tasks: null` = default.
+         * @description What an administrator may change. Omitted fields stay; a limit set to null = the server default.
          *
          *     Strict: `false` is not a quota of 0, nor `"1"` an admin flag.
          */
@@ -1618,6 +1805,14 @@ export interface components {
             is_admin?: boolean | null;
             /** Max Running Tasks */
             max_running_tasks?: number | null;
+            /** Dataset Quota Bytes */
+            dataset_quota_bytes?: number | null;
+            /** Artifact Quota Bytes */
+            artifact_quota_bytes?: number | null;
+            /** Max Cpus Per Task */
+            max_cpus_per_task?: number | null;
+            /** Max Gpus Per Task */
+            max_gpus_per_task?: number | null;
         };
         /** UsersPublic */
         UsersPublic: {
@@ -1670,7 +1865,9 @@ export interface operations {
     };
     getCatalog: {
         parameters: {
-            query?: never;
+            query?: {
+                lang?: "en" | "zh";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1686,6 +1883,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     }[];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
@@ -1821,6 +2027,15 @@ export interface operations {
                     "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
+            /** @description Too many failed sign-ins for this account or from this address, or too many sign-ins at once; `Retry-After` says when to try again. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
         };
     };
     logout: {
@@ -1879,6 +2094,44 @@ export interface operations {
             };
             /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionPublic"];
+                };
+            };
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2047,6 +2300,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getMyAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
         };
@@ -2241,6 +2532,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    generateCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphCode"];
+                };
+            };
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The graph is malformed, refused or does not validate (`detail.errors` lists every problem), or the request itself does not match the operation. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphRejection"] | components["schemas"]["RequestProblems"];
+                };
+            };
+            /** @description Not available in this installation. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
         };
@@ -2986,7 +3348,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
-            /** @description Above the server's upload limit (all files of the request together). */
+            /** @description Above the server's upload limit (all files of the request together), or more than your dataset quota has room for (the message names the quota, your usage and the size). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3497,7 +3859,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
-            /** @description An image is larger than 20971520 bytes. */
+            /** @description An image is larger than 20971520 bytes, or the request is larger than 67108864 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3702,6 +4064,15 @@ export interface operations {
             };
             /** @description No such saved graph (`graph_id`); another user's does not exist for you. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Your task artifacts fill your artifact quota. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3966,13 +4337,13 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
-            /** @description Validation Error */
+            /** @description The graph is malformed, refused or does not validate (`detail.errors` lists every problem), or the request itself does not match the operation. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["GraphRejection"] | components["schemas"]["RequestProblems"];
                 };
             };
         };
@@ -4017,6 +4388,15 @@ export interface operations {
             };
             /** @description Not found (another user's resources do not exist for the caller). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Your task artifacts fill your artifact quota. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4275,6 +4655,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Too many open event streams for this account (`DRAGDL_MAX_EVENT_STREAMS_PER_USER`): close one, or reconnect after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before reconnecting. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
         };

@@ -42,6 +42,13 @@ export interface JsonSchema {
   properties?: Record<string, JsonSchema>;
   required?: string[];
   additionalProperties?: boolean | JsonSchema;
+  readOnly?: boolean;
+  /** Labels of `enum`, in the catalog's language (same order). */
+  'x-enum-labels'?: string[];
+  /** The field applies only while each named param has one of the listed values. */
+  'x-show-if'?: Record<string, JsonValue[]>;
+  /** The field cannot be changed here: it acts as `value`, for `reason`. */
+  'x-locked'?: { value: JsonValue; reason: string };
 }
 
 export interface CatalogEntry {

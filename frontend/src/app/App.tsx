@@ -1,4 +1,5 @@
 import { useTranslation } from 'react-i18next';
+import AccountPage from '../features/account/AccountPage';
 import { SessionProvider, useSession } from '../features/auth/SessionProvider';
 import SignInPage from '../features/auth/SignInPage';
 import { CatalogProvider } from '../features/catalog/CatalogProvider';
@@ -23,6 +24,8 @@ function Page({ route }: { route: Route }) {
       return <DatasetsPage />;
     case 'models':
       return <ModelsPage />;
+    case 'account':
+      return <AccountPage />;
     case 'notFound':
       return (
         <section className="placeholder-page">

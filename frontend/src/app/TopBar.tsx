@@ -4,13 +4,15 @@ import { LANGUAGES, setLanguage, type Language } from '../i18n';
 import { useNotify } from '../ui/toast';
 import { Link } from './router';
 import { NAV_PAGES, pathFor, type PageName } from './routes';
+import { errorText } from '../i18n/errorText';
 
 export function TopBar({ current }: { current: PageName | null }) {
   const { t, i18n } = useTranslation();
   const language = (i18n.resolvedLanguage ?? 'en') as Language;
   const session = useSession();
   const notify = useNotify();
-  const signOut = () => session.signOut().catch((error: Error) => notify({ kind: 'error', message: error.message }));
+  const signOut = () =>
+    session.signOut().catch((error: unknown) => notify({ kind: 'error', message: errorText(error, t) }));
   return (
     <header className="topbar">
       <Link href="/editor" className="topbar__brand" aria-label={`${t('app.name')}: ${t('app.tagline')}`}>
@@ -32,12 +34,20 @@ export function TopBar({ current }: { current: PageName | null }) {
       </nav>
       {session.user && (
         <div className="topbar__user">
-          <span className="topbar__username" title={session.user.username}>
+          <Link
+            href={pathFor('account')}
+            className={`topbar__username${current === 'account' ? ' is-active' : ''}`}
+            title={t('account.title')}
+            aria-current={current === 'account' ? 'page' : undefined}
+            translate="no"
+          >
             {session.user.username}
-          </span>
-          <button type="button" className="topbar__signout" onClick={() => void signOut()}>
-            {t('auth.signOut')}
-          </button>
+          </Link>
+          {!session.singleUser && (
+            <button type="button" className="topbar__signout" onClick={() => void signOut()}>
+              {t('auth.signOut')}
+            </button>
+          )}
         </div>
       )}
       <div className="topbar__lang" role="group" aria-label={t('app.language')}>

@@ -14,6 +14,11 @@ describe('parseRoute', () => {
     expect(parseRoute('/models/a%20b')).toEqual({ page: 'models', modelId: 'a b' });
   });
 
+  it('opens the account page', () => {
+    expect(parseRoute('/account')).toEqual({ page: 'account' });
+    expect(parseRoute('/account/x')).toEqual({ page: 'notFound', path: '/account/x' });
+  });
+
   it('reports unknown paths instead of guessing', () => {
     expect(parseRoute('/nope')).toEqual({ page: 'notFound', path: '/nope' });
     expect(parseRoute('/tasks/1/extra')).toEqual({ page: 'notFound', path: '/tasks/1/extra' });

@@ -6,6 +6,7 @@ export type Route =
   | { page: 'tasks'; taskId?: string }
   | { page: 'datasets' }
   | { page: 'models'; modelId?: string }
+  | { page: 'account' }
   | { page: 'notFound'; path: string };
 
 export type PageName = Exclude<Route['page'], 'notFound'>;
@@ -26,6 +27,8 @@ export function parseRoute(pathname: string): Route {
       return id === undefined ? { page: 'datasets' } : { page: 'notFound', path: pathname };
     case 'models':
       return id === undefined ? { page: 'models' } : { page: 'models', modelId: id };
+    case 'account':
+      return id === undefined ? { page: 'account' } : { page: 'notFound', path: pathname };
     default:
       return { page: 'notFound', path: pathname };
   }

@@ -2,6 +2,7 @@ import i18n from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import en from './en';
 import zh from './zh';
+import { accountMessages as account } from '../features/account/messages';
 import { datasetsMessages as datasets } from '../features/datasets/messages';
 import { modelsMessages as models } from '../features/models/messages';
 import { monitorMessages as monitor } from '../features/monitor/messages';
@@ -39,10 +40,10 @@ i18n.on('languageChanged', (language) => {
 });
 
 void i18n.use(initReactI18next).init({
-  // The task, monitor, model and dataset pages keep their strings next to them (features/*/messages.ts).
+  // The task, monitor, model, dataset and account pages keep their strings next to them (features/*/messages.ts).
   resources: {
-    en: { translation: { ...en, ...tasks.en, ...monitor.en, ...models.en, ...datasets.en } },
-    zh: { translation: { ...zh, ...tasks.zh, ...monitor.zh, ...models.zh, ...datasets.zh } },
+    en: { translation: { ...en, ...tasks.en, ...monitor.en, ...models.en, ...datasets.en, ...account.en } },
+    zh: { translation: { ...zh, ...tasks.zh, ...monitor.zh, ...models.zh, ...datasets.zh, ...account.zh } },
   },
   lng: storedLanguage(),
   fallbackLng: 'en',

@@ -60,6 +60,14 @@ MAX_RECONNECT_DELAY_S = 10.0
 _FILENAME = re.compile(r'filename="?([^";]+)"?')
 
 
+def _seconds(retry_after: str | None) -> float:
+    """A `Retry-After` in seconds (the HTTP-date form counts as none)."""
+    try:
+        return max(0.0, float(retry_after or 0))
+    except ValueError:
+        return 0.0
+
+
 def _path(*parts: str) -> str:
     return "/" + "/".join(quote(part, safe="") for part in parts)
 
@@ -267,7 +275,8 @@ class DragDLClient:
         """The task's events: its history (after `last_event_id`), then live ones until its final status.
 
         A dropped connection is reopened with `Last-Event-ID`, so no event is repeated or skipped;
-        after `max_reconnects` attempts in a row without a new event, ApiError is raised.
+        so is a stream refused because the account has all its streams open (429), after the server's
+        `Retry-After`. After `max_reconnects` attempts in a row without a new event, ApiError is raised.
         """
         path = _path("api", "tasks", task_id, "events")
         timeout = httpx.Timeout(self.timeout, read=max(self.timeout, STREAM_READ_TIMEOUT_S))
@@ -280,25 +289,32 @@ class DragDLClient:
             received = 0
             parser = SSEParser(retry_ms=parser.retry_ms)
             problem: httpx.TransportError | None = None
+            busy: ApiError | None = None
+            retry_after_s = 0.0
             try:
                 with self._http.stream("GET", path, headers=headers, timeout=timeout) as response:
-                    if response.status_code >= 400:
+                    if response.status_code == 429:  # the account's streams are all open: wait
+                        response.read()
+                        busy = self._error(response)
+                        retry_after_s = _seconds(response.headers.get("retry-after"))
+                    elif response.status_code >= 400:
                         response.read()
                         raise self._error(response)
-                    for line in response.iter_lines():
-                        sse = parser.feed(line)
-                        if sse is None:
-                            continue
-                        event = Event.from_sse(sse)
-                        if event.id is not None:
-                            last = event.id
-                        received, failures = received + 1, 0
-                        if event.status is not None:
-                            final = event.is_final
-                        yield event
+                    else:
+                        for line in response.iter_lines():
+                            sse = parser.feed(line)
+                            if sse is None:
+                                continue
+                            event = Event.from_sse(sse)
+                            if event.id is not None:
+                                last = event.id
+                            received, failures = received + 1, 0
+                            if event.status is not None:
+                                final = event.is_final
+                            yield event
                 # The server ends the stream after the final status; a clean end before it (a proxy
                 # closing idle streams) is one more reason to reconnect.
-                if final or (received == 0 and self.get_task(task_id).finished):
+                if busy is None and (final or (received == 0 and self.get_task(task_id).finished)):
                     return
             except httpx.TransportError as exc:
                 problem = exc
@@ -306,10 +322,13 @@ class DragDLClient:
             if failures > self.max_reconnects:
                 if problem is not None:
                     raise self._unreachable(problem) from None
-                raise ApiError(None, f"the event stream of task {task_id} keeps ending before the task does")
+                raise busy or ApiError(
+                    None, f"the event stream of task {task_id} keeps ending before the task does"
+                )
             delay = self.reconnect_delay_s
             if delay is None:
                 delay = parser.retry_ms / 1000 if parser.retry_ms is not None else 1.0
+                delay = max(delay, retry_after_s)
             time.sleep(min(delay * failures, MAX_RECONNECT_DELAY_S))  # a restarting server gets time
 
     def wait(self, task_id: str, on_event: Callable[[Event], None] | None = None) -> Task:

@@ -16,8 +16,9 @@ from dragdl.engine.compile.plan import Plan, compile_graph
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.pipeline import Pipeline, build_pipeline
 from dragdl.engine.data.splits import Splits, split_indices
+from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.graph.spec import Graph
-from dragdl.engine.train.device import resolve_device
+from dragdl.engine.train.device import TrainError, resolve_device
 from dragdl.engine.train.feature_cache import feature_pipeline, frozen_backbone
 from dragdl.engine.train.reporter import Reporter
 from dragdl.engine.train.trainer import TrainResult, train
@@ -64,10 +65,16 @@ def run_graph(
     train_node.params = plan.config.model_dump()
     (out_dir / "graph.json").write_text(graph.model_dump_json(indent=2, by_alias=True), encoding="utf-8")
     frozen = frozen_backbone(plan) if feature_cache else None
-    if frozen is None:
-        model, pipeline = plan.model, prepare(plan)
-    else:
-        model, pipeline = frozen.head_network(), feature_pipeline(plan, frozen, split(plan), ctx, reporter)
+    try:
+        if frozen is None:
+            model, pipeline = plan.model, prepare(plan)
+        else:
+            model, pipeline = (
+                frozen.head_network(),
+                feature_pipeline(plan, frozen, split(plan), ctx, reporter),
+            )
+    except NonFiniteError as exc:  # found while preparing the data: fails the run like one in training
+        raise TrainError(exc.code, exc.message, exc.node_id) from exc
     try:
         result = train(
             model,

@@ -91,6 +91,10 @@ class Backend(Protocol):
     def close(self) -> None:
         """Disconnect; a cluster this backend started is shut down (with its workers)."""
 
+    def stops_workers_on_close(self) -> bool:
+        """Whether `close` ends the running workers (an embedded cluster) rather than leaving them
+        to be adopted at the next start (a cluster this backend joined)."""
+
 
 class Runner(ABC):
     """The server's handle on task execution (`app.state.runner`)."""

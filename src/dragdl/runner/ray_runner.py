@@ -19,11 +19,13 @@ import logging
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.runner.base import LaunchSpec, Outcome, Resources, WorkerConfig
+from dragdl.runner.leftovers import end_leftover_ray, forget_ray_processes, record_ray_processes
 from dragdl.runner.scheduler import ContextFor, Scheduler
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,13 @@ def ensure_ray(address: str | None, num_cpus: int | None = None) -> bool:
 
     if ray.is_initialized():
         return False
+    # Ray's C++ core installs a crash handler in the driver that also takes SIGTERM from the server's
+    # own handler: it dumps a stack into the log and arms a 3 s alarm that aborts the process (SIGABRT)
+    # while the server is still shutting down (suspending tasks takes longer). Crashes of the server
+    # are Python's to report; the workers keep Ray's handler (they read their own environment).
+    from ray._private import ray_constants as driver_constants
+
+    driver_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
     if address is None:
         with contextlib.suppress(ImportError):  # in case ray was imported before the variable was set
             from ray._private import ray_constants
@@ -94,14 +103,26 @@ def _died(exc: BaseException) -> str:
 class RayBackend:
     """`Backend` on Ray (see the module docstring)."""
 
-    def __init__(self, address: str | None, num_cpus: int | None = None) -> None:
+    def __init__(
+        self, address: str | None, num_cpus: int | None = None, data_dir: Path | None = None
+    ) -> None:
         self.address = address
         self.num_cpus = num_cpus
+        self.data_dir = data_dir
+        """Where the embedded Ray's processes are recorded, to be ended after a killed server."""
         self._owned = False
         self._actor_class: Any = None
 
     def connect(self) -> None:
         self._owned = ensure_ray(self.address, self.num_cpus)
+        self._record()
+
+    def _record(self) -> None:
+        if self._owned and self.address is None and self.data_dir is not None:
+            record_ray_processes(self.data_dir)
+
+    def stops_workers_on_close(self) -> bool:
+        return self._owned
 
     def capacity(self) -> Resources:
         import ray
@@ -127,6 +148,7 @@ class RayBackend:
         ).remote()
         ref = actor.run.remote(spec)
         actor.__ray_terminate__.remote()
+        self._record()  # Ray's agents start after ray.init returns: by now they run
         return RayHandle(spec.worker_ref, actor, ref)
 
     def find(self, worker_ref: str) -> RayHandle | None:
@@ -192,6 +214,8 @@ class RayBackend:
             # in the database and are re-queued from their checkpoints at the next start.
             ray.shutdown()
             self._owned = False
+            if self.address is None and self.data_dir is not None:
+                forget_ray_processes(self.data_dir)
 
 
 def create_ray_runner(
@@ -204,9 +228,12 @@ def create_ray_runner(
     stop_timeout_s: float,
     **options: Any,
 ) -> Scheduler:
-    """The server's runner: the scheduler over a Ray backend."""
+    """The server's runner: the scheduler over a Ray backend. Ray processes that a killed server with
+    this data dir left behind are ended first (never a cluster's: those are not recorded)."""
+    if ray_address is None:
+        end_leftover_ray(config.data_dir)
     return Scheduler(
-        RayBackend(ray_address),
+        RayBackend(ray_address, data_dir=config.data_dir),
         sessions,
         config,
         context_for,

@@ -12,6 +12,11 @@ What is written:
 Every write is guarded by the attempt's `worker_ref` (see `transitions.heartbeat`): once another
 attempt owns the task, `lost` turns True and nothing more is written.
 
+A database outage does not stop training: writes that fail on a transient error are kept, in order,
+and written once the database answers again (tried again with capped exponential backoff as events
+arrive); the worker calls `flush` with a deadline before it records the task's end, so no metric is
+lost and none is written twice.
+
 Resumed runs (no duplicates in the history). A resumed trainer first replays the epoch metrics of its
 checkpoint's history, then continues. The database already holds those epochs from the earlier
 attempt, so the replay is dropped. What the earlier attempt recorded *after* its checkpoint (the
@@ -24,6 +29,8 @@ after it from its curves.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -43,8 +50,16 @@ from dragdl.engine.train.events import (
     StartEvent,
     StatusEvent,
 )
+from dragdl.engine.train.reporter import Reporter
+from dragdl.runner.failures import backoff_delays, is_transient_db_error, retry_db
 from dragdl.runner.transitions import add_event, heartbeat
 from dragdl.server.db.models import TaskEvent
+from dragdl.server.errors import hide_server_paths
+
+log = logging.getLogger(__name__)
+
+Write = Callable[[Session], bool]
+"""One transaction of the reporter; False when the attempt no longer owns the task."""
 
 NOT_SCORES = frozenset({"lr", "samples_per_s", "epoch_time_s", "peak_memory_mb"})
 """Epoch values that are settings or machine measurements, not model quality: no "best" for them."""
@@ -98,6 +113,9 @@ class DBReporter:
         self._epochs = 0
         self._steps_per_epoch = 0
         self._best: dict[str, Any] = {}
+        self._pending: list[Write] = []
+        self._retry_at = -math.inf
+        self._next_delay = backoff_delays()
 
     def emit(self, event: Event) -> None:
         if self.lost or isinstance(event, StatusEvent | ErrorEvent):
@@ -121,7 +139,8 @@ class DBReporter:
         epoch = event.resumed_from_epoch or 1
         step = (epoch - 1) * event.steps_per_epoch + (event.resumed_from_step or 0)
         self._replayed_below = epoch if event.resumed_from_epoch is not None else 0
-        with self.sessions() as db:
+
+        def write(db: Session) -> bool:
             rows = db.execute(
                 select(TaskEvent.id, TaskEvent.data).where(
                     TaskEvent.task_id == self.task_id, TaskEvent.kind == "metric"
@@ -134,13 +153,16 @@ class DBReporter:
             for row in rows:
                 if row.id not in stale and row.data.get("scope") == "epoch":
                     best = merge_best(best, row.data.get("values", {}))
-            self._best = best
-            values = {"epoch": epoch, "progress": self._fraction(step), "best_metrics": best}
+            # Epoch metrics of this run that arrived while this write waited are in `_best` already.
+            self._best = merge_best(best, self._best)
+            values = {"epoch": epoch, "progress": self._fraction(step), "best_metrics": self._best}
             if not heartbeat(db, self.task_id, self.worker_ref, **values):
-                self.lost = True
-                return
+                return False
             add_event(db, self.task_id, event.type, event.to_json())
             db.commit()
+            return True
+
+        self._submit(write)
 
     def _metric(self, event: MetricEvent) -> None:
         if event.scope == "step":
@@ -181,9 +203,68 @@ class DBReporter:
             return Path(path).name
 
     def _write(self, data: dict[str, Any], **task_values: Any) -> None:
-        with self.sessions() as db:
+        def write(db: Session) -> bool:
             if not heartbeat(db, self.task_id, self.worker_ref, **task_values):
-                self.lost = True
-                return
+                return False
             add_event(db, self.task_id, str(data["type"]), data)
             db.commit()
+            return True
+
+        self._submit(write)
+
+    # -- riding out a database outage ---------------------------------------------------------------
+
+    @property
+    def pending(self) -> int:
+        """Writes waiting for the database."""
+        return len(self._pending)
+
+    def _submit(self, write: Write) -> None:
+        self._pending.append(write)
+        if self.clock() >= self._retry_at:
+            self._drain(deadline_s=0.0)
+
+    def flush(self, deadline_s: float) -> None:
+        """Write everything pending, trying through transient errors for up to `deadline_s`; the
+        last error is raised when the database is still unavailable then."""
+        self._drain(deadline_s)
+
+    def _drain(self, deadline_s: float) -> None:
+        while self._pending and not self.lost:
+            try:
+                owned = retry_db(
+                    self.sessions, self._pending[0], "recording training events", deadline_s=deadline_s
+                )
+            except Exception as exc:
+                if deadline_s > 0 or not is_transient_db_error(exc):
+                    raise
+                delay = self._next_delay()
+                self._retry_at = self.clock() + delay
+                log.warning(
+                    "task %s: the database is unavailable (%s); %d events wait, next try in %.1f s",
+                    self.task_id,
+                    str(exc).splitlines()[0],
+                    len(self._pending),
+                    delay,
+                )
+                return
+            self._pending.pop(0)
+            self._next_delay, self._retry_at = backoff_delays(), -math.inf
+            if not owned:
+                self.lost = True
+                self._pending.clear()
+
+
+class PathHidingReporter:
+    """Hands events on with server paths taken out of their messages (`hide_server_paths`): the task
+    of a user who is not an administrator shows them its log, status and error, not the server's
+    file system."""
+
+    def __init__(self, inner: Reporter, data_dir: Path) -> None:
+        self.inner = inner
+        self.data_dir = data_dir
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, LogEvent | ErrorEvent | StatusEvent):
+            event = dataclasses.replace(event, message=hide_server_paths(event.message, self.data_dir))
+        self.inner.emit(event)

@@ -2,7 +2,9 @@
 
 Policy, with every decision written to the database before it is acted on:
 
-- Order: higher priority first, then first submitted first (a retried task keeps its place).
+- Order: first submitted first across users (a retried task keeps its place); a user's priority
+  reorders only that user's own queued tasks, within the places they hold (`fair_order`), so no
+  user can move ahead of another.
 - Quota: at most `user.max_running_tasks` (else the server default) RUNNING tasks per user; a user
   at quota is skipped, the tasks of others behind it still start.
 - Capacity: the cluster's CPUs and GPUs minus what this scheduler's workers declared. The first task
@@ -15,6 +17,12 @@ Policy, with every decision written to the database before it is acted on:
   resume from its last checkpoint while attempts < max_attempts, else the task FAILS.
 - Restart: RUNNING tasks whose worker still runs (found by its `worker_ref`, heartbeat fresh) are
   adopted; the others are re-queued to resume from their checkpoint (this does not use up a retry).
+  The same check runs every `heartbeat_timeout_s / 2` while the server runs, so no task stays
+  RUNNING without a live worker (say, after a database outage) beyond the heartbeat timeout.
+- Database outages: an ended attempt stays tracked until its end is committed; a pass that fails on
+  a transient database error is tried again with capped exponential backoff.
+- Shutdown: each running worker is asked to checkpoint now and hand its task back (QUEUED, to
+  resume at the next start); the scheduler waits up to `stop_timeout_s` for them before Ray stops.
 
 Ray is started by the scheduler thread once there is work (a QUEUED or RUNNING task; at once with
 `eager=True`), so a server that never trains, and every test app, neither waits for it nor pays
@@ -28,13 +36,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.runner.base import Backend, LaunchSpec, Outcome, Resources, Runner, WorkerConfig
-from dragdl.runner.transitions import age_s, finish, requeue, start_attempt
+from dragdl.runner.failures import backoff_delays, is_transient_db_error
+from dragdl.runner.suspend import clear_requests, request_suspend
+from dragdl.runner.transitions import age_s, finish, requeue, retry_or_fail, start_attempt
 from dragdl.server.db.models import Task, TaskStatus, User
 
 if TYPE_CHECKING:
@@ -66,6 +77,27 @@ def task_resources(task: Task, capacity: Resources) -> Resources:
     if gpus is None:
         gpus = 1.0 if train_device(task.graph_snapshot) != "cpu" and capacity.gpus >= 1 else 0.0
     return Resources(float(declared.get("cpus", 1.0)), float(gpus))
+
+
+Place = tuple[datetime, str]
+"""A queued task's place in line: when it was submitted (then its id, for equal times)."""
+
+
+def fair_order(queued: list[Task], moved: dict[str, Place]) -> list[tuple[Task, Task]]:
+    """The queued tasks in line, each paired with the task whose place it takes.
+
+    Places go first come, first served across users; each user's tasks fill that user's places in
+    priority order, so a priority reorders only the user's own tasks. `moved` holds the places of
+    tasks whose own place a higher-priority task of their owner already took.
+    """
+
+    def place(task: Task) -> Place:
+        return moved.get(task.id, (task.created_at, task.id))
+
+    by_owner: dict[int, list[Task]] = {}
+    for task in sorted(queued, key=lambda task: (-task.priority, place(task))):
+        by_owner.setdefault(task.owner_id, []).append(task)
+    return [(by_owner[holder.owner_id].pop(0), holder) for holder in sorted(queued, key=place)]
 
 
 def train_device(graph: dict[str, Any]) -> str:
@@ -105,6 +137,10 @@ class Scheduler(Runner):
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
         self._capacity: Resources | None = None
+        self._moved: dict[str, Place] = {}
+        """Queued tasks whose place a higher-priority task of their owner took: the place they got in
+        exchange (see `fair_order`). Kept in memory only: after a restart they queue at their own."""
+        self._next_orphan_check = 0.0
 
     # -- Runner ------------------------------------------------------------------------------------
 
@@ -135,6 +171,25 @@ class Scheduler(Runner):
         self.wake()
         return ended
 
+    def suspend_running(self) -> None:
+        """Ask each running worker to checkpoint and hand its task back (QUEUED), then wait up to
+        `stop_timeout_s` for them: the server is stopping and its Ray with it. Workers on a cluster
+        the server joined are left running, to be adopted at the next start."""
+        with self._lock:
+            attempts = list(self._attempts.values())
+        if not attempts or not self.backend.stops_workers_on_close():
+            return
+        for attempt in attempts:
+            request_suspend(self.config.data_dir, attempt.worker_ref)
+        log.info("asked %d running task(s) to checkpoint before the server stops", len(attempts))
+        deadline = time.monotonic() + self.stop_timeout_s
+        while self.running() and time.monotonic() < deadline:
+            try:
+                self._settle_ended()
+            except Exception as exc:
+                log.warning("while waiting for the running tasks to checkpoint: %s", exc)
+            time.sleep(min(self.poll_s, 0.2))  # between polls of the workers, bounded by the deadline
+
     def running(self) -> list[str]:
         """Ids of the tasks whose workers this scheduler watches."""
         with self._lock:
@@ -147,11 +202,17 @@ class Scheduler(Runner):
             self._loop()
         finally:
             if self._capacity is not None:
+                try:
+                    self.suspend_running()
+                except Exception:
+                    log.exception("could not hand the running tasks back before shutting down")
                 # Ray is shut down from the thread that started it: from any other thread its
                 # driver shutdown waits 15 s for a thread that will never answer.
                 self.backend.close()
 
     def _loop(self) -> None:
+        next_delay = backoff_delays(self.poll_s, max(self.poll_s, 5.0))
+        wait_s = self.poll_s
         while not self._closing.is_set():
             if self._capacity is None and not self._connect_when_needed():
                 self._wake.wait(self.idle_poll_s)
@@ -159,9 +220,17 @@ class Scheduler(Runner):
                 continue
             try:
                 self.tick()
-            except Exception:
-                log.exception("scheduler pass failed")
-            self._wake.wait(self.poll_s)
+                next_delay = backoff_delays(self.poll_s, max(self.poll_s, 5.0))
+                wait_s = self.poll_s
+            except Exception as exc:
+                if is_transient_db_error(exc):
+                    # Nothing was dropped: the next pass redoes what this one could not commit.
+                    wait_s = next_delay()
+                    log.warning("scheduler pass: database unavailable (%s); retrying in %.1f s", exc, wait_s)
+                else:
+                    wait_s = self.poll_s
+                    log.exception("scheduler pass failed")
+            self._wake.wait(wait_s)
             self._wake.clear()
 
     def _connect_when_needed(self) -> bool:
@@ -183,20 +252,40 @@ class Scheduler(Runner):
     def connect(self) -> None:
         """Start or join the cluster, then reconcile the database with what still runs there."""
         self.backend.connect()
+        clear_requests(self.config.data_dir)
         self._capacity = self.backend.capacity()
         self.error = None
         log.info("task runner connected: %s CPUs, %s GPUs", self._capacity.cpus, self._capacity.gpus)
         self.reconcile()
 
     def tick(self) -> None:
-        """One scheduling pass: settle ended workers, enforce stops and heartbeats, launch queued tasks."""
+        """One scheduling pass: settle ended workers, enforce stops and heartbeats, requeue orphans,
+        launch queued tasks."""
         self._settle_ended()
         self._watch_running()
+        self._check_orphans()
         self._launch_queued()
 
     # -- restart reconciliation ----------------------------------------------------------------------
 
-    def reconcile(self) -> None:
+    def _check_orphans(self) -> None:
+        """Every half heartbeat timeout: RUNNING tasks this scheduler does not watch are adopted or
+        re-queued, as at a restart (their attempt was lost, e.g. while the database was down)."""
+        now = time.monotonic()
+        if now < self._next_orphan_check:
+            return
+        self.reconcile(
+            "the task's worker was lost while it ran; re-queued to resume from its last checkpoint"
+        )
+        self._next_orphan_check = now + self.heartbeat_timeout_s / 2
+
+    def reconcile(
+        self,
+        message: str = (
+            "the server restarted and the task's worker was gone; "
+            "re-queued to resume from its last checkpoint"
+        ),
+    ) -> None:
         with self.sessions() as db:
             tasks = list(db.scalars(select(Task).where(Task.status == TaskStatus.RUNNING)))
             for task in tasks:
@@ -224,10 +313,6 @@ class Scheduler(Runner):
                         worker_ref=task.worker_ref,
                     )
                     continue
-                message = (
-                    "the server restarted and the task's worker was gone; "
-                    "re-queued to resume from its last checkpoint"
-                )
                 if requeue(db, task.id, message, worker_ref=task.worker_ref, spare_attempt=True):
                     log.info("re-queued orphaned task %s", task.id)
 
@@ -241,9 +326,11 @@ class Scheduler(Runner):
         by_handle = {id(a.handle): a for a in attempts}
         for handle, outcome, detail in self.backend.poll([a.handle for a in attempts]):
             attempt = by_handle[id(handle)]
-            with self._lock:
-                self._attempts.pop(attempt.task_id, None)
+            # Tracked until its end is committed: a database error here leaves it for the next pass.
             self._settle(attempt, outcome, detail)
+            with self._lock:
+                if self._attempts.get(attempt.task_id) is attempt:
+                    del self._attempts[attempt.task_id]
 
     def _settle(self, attempt: Attempt, outcome: Outcome, detail: str) -> None:
         self.backend.kill(attempt.handle)  # an actor that returned exits by itself; this makes sure
@@ -264,17 +351,13 @@ class Scheduler(Runner):
                 detail = f"no heartbeat for {self.heartbeat_timeout_s:g} s; the worker was killed"
             elif outcome == "returned":
                 detail = f"the worker returned {detail!r} without recording an end"
-            if task.attempts < task.max_attempts:
-                message = (
-                    f"worker lost ({detail}); retrying from the last checkpoint "
-                    f"(attempt {task.attempts + 1} of {task.max_attempts})"
-                )
-                requeue(db, task.id, message, worker_ref=ref)
+            failure = f"the worker was lost {task.attempts} times; last: {detail}"
+            reason = f"worker lost ({detail})"
+            ended = retry_or_fail(
+                db, task, worker_ref=ref, reason=reason, code="worker_lost", failure=failure
+            )
+            if ended == TaskStatus.QUEUED:
                 self.wake()
-                return
-            message = f"the worker was lost {task.attempts} times; last: {detail}"
-            error = {"code": "worker_lost", "message": message, "node_id": None}
-            finish(db, task.id, TaskStatus.FAILED, message, worker_ref=ref, error=error)
 
     # -- stops and heartbeats ------------------------------------------------------------------------
 
@@ -324,10 +407,11 @@ class Scheduler(Runner):
                 db.scalars(
                     select(Task)
                     .where(Task.status == TaskStatus.QUEUED)
-                    .order_by(Task.priority.desc(), Task.created_at, Task.id)
+                    .order_by(Task.created_at, Task.id)
                     .limit(500)
                 )
             )
+            self._moved = {task.id: self._moved[task.id] for task in queued if task.id in self._moved}
             if not queued:
                 return
             counts = db.execute(
@@ -341,7 +425,7 @@ class Scheduler(Runner):
             }
             with self._lock:
                 used = sum((a.resources for a in self._attempts.values()), Resources())
-            for task in queued:
+            for task, holder in fair_order(queued, self._moved):
                 need = task_resources(task, capacity)
                 if not need.fits_in(capacity):
                     self._unschedulable(db, task, need, capacity)
@@ -355,6 +439,9 @@ class Scheduler(Runner):
                 if not (used + need).fits_in(capacity):
                     break
                 if self._launch(db, task, owner, need):
+                    if holder is not task:  # the holder gets the later place the task leaves
+                        self._moved[holder.id] = self._moved.get(task.id, (task.created_at, task.id))
+                    self._moved.pop(task.id, None)
                     used = used + need
                     running[owner.id] = running.get(owner.id, 0) + 1
 

@@ -148,3 +148,18 @@ def heartbeat(db: Session, task_id: str, worker_ref: str, **values: Any) -> bool
     if not ok:
         db.rollback()
     return ok
+
+
+def retry_or_fail(
+    db: Session, task: Task, *, worker_ref: str | None, reason: str, code: str, failure: str
+) -> TaskStatus | None:
+    """An attempt ended through no fault of the graph (`reason`): re-queue the task to resume from its
+    checkpoint while it has attempts left, else FAIL it with `code` and the message `failure`.
+    Returns the status written, or None when the attempt no longer owned the task."""
+    if task.attempts < task.max_attempts:
+        attempt = f"attempt {task.attempts + 1} of {task.max_attempts}"
+        message = f"{reason}; retrying from the last checkpoint ({attempt})"
+        return TaskStatus.QUEUED if requeue(db, task.id, message, worker_ref=worker_ref) else None
+    error = {"code": code, "message": failure, "node_id": None}
+    done = finish(db, task.id, TaskStatus.FAILED, failure, worker_ref=worker_ref, error=error)
+    return TaskStatus.FAILED if done else None

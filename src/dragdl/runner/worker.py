@@ -2,13 +2,17 @@
 
 The attempt opens its own database connection, takes the task (guarded by its `worker_ref`), trains
 with `engine.run.run_graph`, and writes how it ended: SUCCEEDED (with the `Model` row), STOPPED,
-or FAILED with `{code, message, node_id}`. Errors raised by the engine are deterministic (the
-same graph and data fail the same way again), so they end the task at once; only a worker that
-dies (the process is gone) is retried, by the scheduler.
+or FAILED with `{code, message, node_id}`. Errors of the graph and its data are deterministic (the
+same run fails the same way again), so they end the task at once; infrastructure errors (the
+database, storage, Ray; see `failures.classify`) re-queue it to resume from its last checkpoint while
+attempts are left, and so does a worker that dies (the scheduler sees to that one). Every write of
+the attempt rides out a database outage (`failures.retry_db`, the reporter's buffer).
 
 A monitor thread heartbeats every second, relays a stop request from the database to the trainer
-(which checkpoints and returns "stopped"), and quits the process if the attempt lost the task to
-another one (a re-queue after a server restart): two attempts must never write one run folder.
+(which checkpoints and returns "stopped"), relays the server's shutdown (`suspend.py`: checkpoint
+now, then hand the task back QUEUED), and quits the process if the attempt lost the task to another
+one (a re-queue after a server restart): two attempts must never write one run folder. A folder
+deleted under a running task is noticed at the next metric or checkpoint and fails the task.
 """
 
 from __future__ import annotations
@@ -27,10 +31,14 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.runner.base import LaunchSpec
-from dragdl.runner.reporter import DBReporter
-from dragdl.runner.transitions import add_event, finish, heartbeat
-from dragdl.server.db.models import Model, Task, TaskStatus
+from dragdl.runner.failures import DB_RETRY_S, TaskFolderDeleted, classify, retry_db
+from dragdl.runner.folder import FolderGuard
+from dragdl.runner.reporter import DBReporter, PathHidingReporter
+from dragdl.runner.suspend import suspend_requested
+from dragdl.runner.transitions import add_event, finish, heartbeat, requeue, retry_or_fail
+from dragdl.server.db.models import Model, Task, TaskStatus, User
 from dragdl.server.db.session import make_engine, make_session_factory
+from dragdl.server.errors import hide_server_paths
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +88,15 @@ class _Monitor(threading.Thread):
             interval_s,
         )
         self.lost = False
+        self.suspended = False
+        """The server is shutting down: checkpoint now and hand the task back."""
         self._done = threading.Event()
 
     def run(self) -> None:
         while not self._done.wait(self.interval_s):
+            if not self.suspended and suspend_requested(self.spec.config.data_dir, self.spec.worker_ref):
+                self.suspended = True
+                self.stop.set()
             try:
                 owned, stop_requested = self._beat()
             except SQLAlchemyError as exc:  # a busy or restarting database: try again next beat
@@ -128,7 +141,7 @@ class _Attempt:
     def run(self) -> str:
         from dragdl.engine.run import run_graph
         from dragdl.engine.train.events import ErrorEvent, LogEvent
-        from dragdl.engine.train.reporter import JsonlReporter, MultiReporter
+        from dragdl.engine.train.reporter import JsonlReporter, MultiReporter, Reporter
 
         taken = self._take()
         if taken is None:
@@ -136,39 +149,96 @@ class _Attempt:
         task = taken
         resume = task.resume or task.attempts > 1
         monitor = _Monitor(self.sessions, self.spec, self.stop, self._lost_lease, self.heartbeat_s)
-        db_reporter = DBReporter(self.sessions, task.id, self.spec.worker_ref, self.spec.config.data_dir)
+        data_dir = self.spec.config.data_dir
+        db_reporter = DBReporter(self.sessions, task.id, self.spec.worker_ref, data_dir)
         files = JsonlReporter(self.out_dir)
-        reporter = MultiReporter(db_reporter, files)
+        hide_paths = not self._owner_is_admin(task)
+        reporter: Reporter = MultiReporter(db_reporter, files)
+        if hide_paths:
+            reporter = PathHidingReporter(reporter, data_dir)
         note = "resuming from the newest checkpoint" if resume else "starting from scratch"
         reporter.emit(LogEvent("info", f"attempt {task.attempts} in process {os.getpid()}: {note}"))
         monitor.start()
         error: dict[str, Any] | None = None
+        infrastructure: str | None = None
         status = "failed"
         try:
             result = run_graph(
-                task.graph_snapshot, self.spec.context, self.out_dir, reporter, resume=resume, stop=self.stop
+                task.graph_snapshot,
+                self.spec.context,
+                self.out_dir,
+                MultiReporter(FolderGuard(self.out_dir, files.events_path), reporter),
+                resume=resume,
+                stop=self.stop,
             )
             status = result.status
         except Exception as exc:
-            error = describe_error(exc, task.graph_snapshot)
-            log.info("task %s failed: %s", task.id, error["message"])
-            db_reporter.emit(LogEvent("error", error["message"]))
-            if not files.error_logged:  # an error in training is in log.txt already, from the trainer
-                files.emit(ErrorEvent(error["code"], error["message"], error["node_id"]))
+            if classify(exc) == "infrastructure":
+                infrastructure = f"{type(exc).__name__}: {_first_line(str(exc))}"
+                if hide_paths:
+                    infrastructure = hide_server_paths(infrastructure, data_dir)
+                log.warning("task %s: infrastructure error: %s", task.id, infrastructure)
+                db_reporter.emit(LogEvent("warning", f"infrastructure error: {infrastructure}"))
+            else:
+                error = describe_error(exc, task.graph_snapshot)
+                log.info("task %s failed: %s", task.id, error["message"])
+                if hide_paths:
+                    error["message"] = hide_server_paths(error["message"], data_dir)
+                db_reporter.emit(LogEvent("error", error["message"]))
+                if not files.error_logged:  # an error in training is in log.txt already, from the trainer
+                    files.emit(ErrorEvent(error["code"], error["message"], error["node_id"]))
         finally:
             monitor.finish()
             files.close()
+        db_reporter.flush(DB_RETRY_S)
         if monitor.lost or db_reporter.lost:
             return SUPERSEDED
+        if infrastructure is not None:
+            return self._retry(task, infrastructure)
+        if status == "stopped" and monitor.suspended:
+            return self._hand_back(task)
         return self._finish(task, status, error)
+
+    def _owner_is_admin(self, task: Task) -> bool:
+        with self.sessions() as db:
+            return bool(db.scalar(select(User.is_admin).where(User.id == task.owner_id)))
 
     def _take(self) -> Task | None:
         """Record this process as the task's worker; None when the task is no longer this attempt's."""
-        with self.sessions() as db:
+
+        def take(db: Session) -> Task | None:
             if not heartbeat(db, self.spec.task_id, self.spec.worker_ref, worker_pid=os.getpid()):
                 return None
             db.commit()
             return db.get(Task, self.spec.task_id)
+
+        return retry_db(self.sessions, take, f"task {self.spec.task_id}: taking the task")
+
+    def _retry(self, task: Task, reason: str) -> str:
+        failure = f"the task failed on infrastructure errors {task.attempts} times; last: {reason}"
+
+        def write(db: Session) -> TaskStatus | None:
+            current = db.get(Task, task.id) or task
+            return retry_or_fail(
+                db,
+                current,
+                worker_ref=self.spec.worker_ref,
+                reason=f"infrastructure error ({reason})",
+                code="infrastructure_failed",
+                failure=failure,
+            )
+
+        ended = retry_db(self.sessions, write, f"task {task.id}: recording a retry")
+        return ended.value if ended is not None else SUPERSEDED
+
+    def _hand_back(self, task: Task) -> str:
+        message = "the server is shutting down: checkpointed, the task resumes when the server is back"
+
+        def write(db: Session) -> bool:
+            return requeue(db, task.id, message, worker_ref=self.spec.worker_ref, spare_attempt=True)
+
+        handed = retry_db(self.sessions, write, f"task {task.id}: handing the task back")
+        return TaskStatus.QUEUED.value if handed else SUPERSEDED
 
     def _lost_lease(self) -> None:
         if self.exit_on_lost_lease:
@@ -179,8 +249,10 @@ class _Attempt:
 
     def _finish(self, task: Task, status: str, error: dict[str, Any] | None) -> str:
         ref = self.spec.worker_ref
-        with self.sessions() as db:
+
+        def write(db: Session) -> TaskStatus | None:
             if status == "succeeded":
+                # A fresh row each try: a rolled-back try must not leave the object half-persisted.
                 model = self._model_row(task)
                 done = finish(
                     db, task.id, TaskStatus.SUCCEEDED, "training finished", worker_ref=ref, model=model
@@ -194,7 +266,10 @@ class _Attempt:
                 assert error is not None
                 done = finish(db, task.id, TaskStatus.FAILED, error["message"], worker_ref=ref, error=error)
                 final = TaskStatus.FAILED
-        return final.value if done else SUPERSEDED
+            return final if done else None
+
+        ended = retry_db(self.sessions, write, f"task {task.id}: recording its end")
+        return ended.value if ended is not None else SUPERSEDED
 
     def _model_row(self, task: Task) -> Model:
         report = _read_json(self.out_dir / "report.json")
@@ -246,6 +321,8 @@ def describe_error(exc: BaseException, graph: dict[str, Any]) -> dict[str, Any]:
         code, node_id = "expression_failed", _first_node(graph, "op.Lambda")
     elif isinstance(exc, NodeError):
         code, message = exc.code, exc.message
+    elif isinstance(exc, TaskFolderDeleted):
+        code = "folder_deleted"
     else:
         message = f"{type(exc).__name__}: {message}"
     if node_id and not isinstance(exc, GraphInvalid) and not message.startswith(f"node {node_id}"):
@@ -262,6 +339,11 @@ def _clean(message: str) -> str:
         lines = [line.strip() for line in message.splitlines() if line.strip()]
         message = _EXCEPTION_PREFIX.sub("", lines[-1]) if lines else message
     return message.strip()
+
+
+def _first_line(message: str) -> str:
+    lines = message.strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def _first_node(graph: dict[str, Any], type_prefix: str) -> str | None:

@@ -1,4 +1,5 @@
-"""The web UI built from frontend/ (`npm run build` writes it to server/static/), served by the app.
+"""The web UI built from frontend/ (`npm run build` writes it to server/static/), served by the app,
+and the security headers of every answer.
 
 A middleware, not a route: the API's routes stay exactly what they are (a route added later is
 never shadowed). A GET that no route answers gets the static file it names, or index.html, so the
@@ -10,11 +11,76 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import FastAPI
+from starlette.datastructures import MutableHeaders
 from starlette.responses import FileResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 STATIC_DIR = Path(__file__).with_name("static")
 _API_PREFIXES = ("/api/", "/docs", "/redoc", "/openapi.json")
+_DOCS_PREFIXES = ("/docs", "/redoc")
+
+APP_CSP = "; ".join(
+    (
+        "default-src 'self'",
+        # ONNX Runtime Web compiles its WebAssembly (same origin, one thread, no worker).
+        "script-src 'self' 'wasm-unsafe-eval'",
+        # React, @xyflow/react and ECharts set inline styles.
+        "style-src 'self' 'unsafe-inline'",
+        # Previews of chosen images and downloads are blob: URLs; a few icons are data: URLs.
+        "img-src 'self' data: blob:",
+        "connect-src 'self' blob:",
+        "worker-src 'self' blob:",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+"""The web UI's Content-Security-Policy: nothing from other origins, never inside another site's frame."""
+
+DOCS_CSP = "; ".join(
+    (
+        "default-src 'self'",
+        # FastAPI's /docs and /redoc pages load Swagger UI and ReDoc from this CDN and start them inline.
+        "script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net",
+        "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.googleapis.com",
+        "font-src 'self' https://fonts.gstatic.com",
+        "img-src 'self' data: https://fastapi.tiangolo.com https://cdn.redoc.ly",
+        "worker-src 'self' blob:",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",  # frame-ancestors for browsers that predate it
+}
+
+
+class SecurityHeadersMiddleware:
+    """Adds the CSP and the other security headers to every HTTP answer (pages, assets, JSON)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        docs = str(scope.get("path", "")).startswith(_DOCS_PREFIXES)
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+                headers.setdefault("Content-Security-Policy", DOCS_CSP if docs else APP_CSP)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 class FrontendMiddleware:
@@ -65,6 +131,11 @@ class FrontendMiddleware:
         await self.app(scope, receive, send_unless_404)
         if not_found:
             await self._serve(self.index, scope, receive, send)
+
+
+def add_security_headers(app: FastAPI) -> None:
+    """Call last, so that the headers reach the answers of every other middleware too."""
+    app.add_middleware(SecurityHeadersMiddleware)
 
 
 def serve_frontend(app: FastAPI, directory: Path = STATIC_DIR) -> bool:

@@ -23,17 +23,31 @@ class Settings:
     """False = single-user mode (`--no-auth`), only allowed on loopback."""
     allow_signup: bool = True
     max_running_per_user: int = 2
+    dataset_quota_bytes: int = 20 * 1024**3
+    """Default storage quota of a user's uploaded datasets (administrators set it per user)."""
+    artifact_quota_bytes: int = 50 * 1024**3
+    """Default storage quota of a user's task artifacts: checkpoints, bundles, logs."""
+    max_cpus_per_task: float = 4.0
+    """Default cap on the CPUs one task of a user may reserve."""
+    max_gpus_per_task: float = 1.0
+    """Default cap on the GPUs one task of a user may reserve."""
     session_days: int = 14
+    login_concurrency: int = 2
+    """Password checks (argon2: slow and memory-hungry on purpose) running at once; more queue."""
     stop_timeout_s: float = 30.0
     """A stopped task that has not checkpointed by then is killed."""
     max_upload_bytes: int = 2 * 1024**3
-    """Largest dataset upload (all files of one request together)."""
+    """Largest dataset upload (every byte of one request together)."""
+    max_body_bytes: int = 4 * 1024**2
+    """Largest body of any other request (JSON graphs, logins); the upload routes have their own."""
     predict_batching: bool = True
     """Micro-batch concurrent predictions per model (`DRAGDL_PREDICT_BATCHING=0` turns it off)."""
     predict_max_batch: int = 32
     """Most images in one batch."""
     predict_window_ms: float = 5.0
     """How long a batch may wait for more requests while another batch of the model is running."""
+    max_event_streams_per_user: int = 20
+    """Open live-event streams (`GET /api/tasks/{id}/events`) per user; more are refused with 429."""
 
     @property
     def datasets_dir(self) -> Path:
@@ -53,7 +67,12 @@ class Settings:
             ray_address=env.get("DRAGDL_RAY_ADDRESS") or None,
             allow_signup=env.get("DRAGDL_ALLOW_SIGNUP", "1") not in ("0", "false", "no"),
             max_running_per_user=int(env.get("DRAGDL_MAX_RUNNING_PER_USER", "2")),
+            dataset_quota_bytes=int(env.get("DRAGDL_DATASET_QUOTA_BYTES", str(20 * 1024**3))),
+            artifact_quota_bytes=int(env.get("DRAGDL_ARTIFACT_QUOTA_BYTES", str(50 * 1024**3))),
+            max_cpus_per_task=float(env.get("DRAGDL_MAX_CPUS_PER_TASK", "4")),
+            max_gpus_per_task=float(env.get("DRAGDL_MAX_GPUS_PER_TASK", "1")),
             max_upload_bytes=int(env.get("DRAGDL_MAX_UPLOAD_BYTES", str(2 * 1024**3))),
             predict_batching=env.get("DRAGDL_PREDICT_BATCHING", "1") not in ("0", "false", "no"),
+            max_event_streams_per_user=int(env.get("DRAGDL_MAX_EVENT_STREAMS_PER_USER", "20")),
         )
         return replace(settings, **overrides)

@@ -17,6 +17,7 @@ from dragdl.engine.data.pipeline import (
     build_pipeline,
 )
 from dragdl.engine.data.splits import Splits, split_indices
+from dragdl.engine.data.stages import NonFiniteError
 
 CPU = torch.device("cpu")
 
@@ -238,3 +239,34 @@ def test_empty_splits_give_no_batch_source() -> None:
     splits = Splits(train=np.arange(60), val=np.zeros(0, dtype=np.int64), test=np.arange(60, 90))
     p = build_pipeline(source, splits, [], 16, seed=0, device=CPU)
     assert p.val is None and p.test is not None and p.test.num_samples == 30
+
+
+class Log(nn.Module):
+    """What a Lambda `log(x)` computes: -inf for every black pixel."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.log(x)
+
+
+@pytest.mark.parametrize("where", ["precomputed", "in workers", "in process", "one file at a time"])
+def test_an_op_that_produces_nan_or_inf_names_the_op_and_the_image(where: str) -> None:
+    images = torch.full((30, 1, 6, 6), 200, dtype=torch.uint8)
+    images[17, 0, 2, 3] = 0  # one black pixel in one image
+    source: ImageSource = TensorSource(images, np.arange(30) % 3, ("a", "b", "c"))
+    stages = [OpStage("lg", Log(), random=False, needs_float=True, label="lg (Lambda)")]
+    if where != "precomputed":  # after a random op, the Lambda runs per sample while training
+        stages.insert(0, OpStage("flip", v2.RandomVerticalFlip(), random=True, needs_float=False))
+    if where == "one file at a time":
+        source = FileLikeSource(source)  # type: ignore[arg-type]
+    splits = Splits(np.arange(30), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    workers = 1 if where == "in workers" else 0
+    with pytest.raises(NonFiniteError) as err:
+        pipeline = build_pipeline(source, splits, stages, 8, seed=0, device=CPU, num_workers=workers)
+        try:
+            list(pipeline.train.batches(0))
+        finally:
+            pipeline.close()
+    # The node id comes back from a DataLoader worker too, which re-raises from text only.
+    assert err.value.node_id == "lg"
+    assert err.value.message.startswith("the operator lg (Lambda) produced 1 infinite values for image 17")
+    assert str(err.value).startswith("node lg: ")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,52 @@ def test_every_node_type_is_documented() -> None:
         schema = kind.params_model.model_json_schema()
         for name, prop in schema.get("properties", {}).items():
             assert prop.get("description"), f"{kind.type}.{name} has no help text"
+
+
+PATH_WORDS = re.compile(r"path|root|dir\\b|director|folder|file", re.IGNORECASE)
+NOT_SERVER_PATHS = {
+    ("dataset.csv", "path_column"): "the header of a CSV column; the image paths it holds are read "
+    "under the CSV's folder or image_root, both marked",
+}
+
+
+def _takes_text(annotation: Any) -> bool:
+    if annotation is str:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _takes_text(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(_takes_text(arg) for arg in typing.get_args(annotation))
+    return False
+
+
+def test_every_parameter_that_names_a_file_is_marked_as_a_server_path() -> None:
+    # The server's path policy reads these marks: a text parameter that looks like a path but is not
+    # marked would let any user read server files through it.
+    marked: dict[str, tuple[str, ...]] = {}
+    for kind in all_node_types():
+        for name, info in kind.params_model.model_fields.items():
+            looks_like_path = PATH_WORDS.search(name) or PATH_WORDS.search(info.description or "")
+            if not _takes_text(info.annotation) or not looks_like_path:
+                continue
+            if (kind.type, name) in NOT_SERVER_PATHS:
+                assert name not in kind.path_fields, (kind.type, name)
+                continue
+            assert name in kind.path_fields, f"{kind.type}.{name} looks like a path but is not a ServerPath"
+            schema = kind.params_model.model_json_schema()["properties"][name]
+            assert schema.get("x-server-path") is True, (kind.type, name)
+        if kind.path_fields:
+            marked[kind.type] = kind.path_fields
+    assert marked == {
+        "dataset.bitmaps": ("path",),
+        "dataset.csv": ("path", "image_root"),
+        "dataset.folder": ("path",),
+        "dataset.torchvision": ("root",),
+        "model.efficientnet_lite0": ("weights_path",),
+        "model.timm": ("weights_path",),
+        "model.torchvision": ("weights_path",),
+    }
 
 
 def test_catalog_is_plain_json_with_ports() -> None:

@@ -238,3 +238,58 @@ def test_a_non_finite_loss_fails_with_a_machine_readable_code(tmp_path: Path) ->
     assert err.value.code == "loss_not_finite" and "lr=" in err.value.message
     assert next(e for e in rep.events if isinstance(e, ErrorEvent)).code == "loss_not_finite"
     assert rep.events[-1] == StatusEvent("failed", err.value.message)
+
+
+def test_a_layer_producing_inf_is_named_and_the_learning_rate_is_not_blamed(tmp_path: Path) -> None:
+    from dragdl.engine.compile.module import GraphModule
+    from dragdl.engine.train.config import TrainConfig
+    from dragdl.engine.train.device import TrainError
+    from dragdl.engine.train.trainer import train
+
+    torch.manual_seed(0)
+    layers = {"flat": torch.nn.Flatten(), "fc": torch.nn.Linear(64, 3), "boom": Explode()}
+    order = [("flat", (GraphModule.INPUT,)), ("fc", ("flat",)), ("boom", ("fc",))]
+    model = GraphModule(layers, GraphModule.plan_steps(order, "boom"), "boom")
+    rep = ListReporter()
+    with pytest.raises(TrainError) as err:
+        train(model, make_pipeline(), TrainConfig(epochs=1, device="cpu"), CLASSES, tmp_path, rep)
+    assert (err.value.code, err.value.node_id) == ("non_finite", "boom")
+    assert err.value.message.startswith("layer boom produced NaN or infinite values from finite inputs")
+    assert "at epoch 1, step 1" in err.value.message
+    error = next(e for e in rep.events if isinstance(e, ErrorEvent))
+    assert (error.code, error.node_id) == ("non_finite", "boom")
+
+
+def test_a_lambda_log_on_real_black_pixels_fails_naming_the_lambda_node(tmp_path: Path) -> None:
+    from dragdl.engine.data.base import DataContext
+    from dragdl.engine.data.builtin import open_builtin
+    from dragdl.engine.run import run_graph
+    from dragdl.engine.train.device import TrainError
+
+    # Validation tries the formula on random values in [0, 1): log(x) passes it, and MNIST's black
+    # background then gives -inf. The run must blame the Lambda, not the learning rate.
+    graph = {
+        "version": 1,
+        "nodes": [
+            {"id": "data", "type": "dataset.builtin", "params": {"name": "mnist-5k"}},
+            {"id": "lg", "type": "op.Lambda", "params": {"expression": "log(x)"}},
+            {"id": "flat", "type": "layer.Flatten"},
+            {"id": "fc", "type": "layer.Linear", "params": {"out_features": "auto"}},
+            {"id": "train", "type": "train.Classifier", "params": {"epochs": 1, "device": "cpu"}},
+        ],
+        "edges": [
+            {"source": "data", "target": "lg"},
+            {"source": "lg", "target": "flat"},
+            {"source": "flat", "target": "fc"},
+            {"source": "fc", "target": "train"},
+        ],
+    }
+    rep = ListReporter()
+    with pytest.raises(TrainError) as err:
+        run_graph(graph, DataContext(data_dir=tmp_path), tmp_path / "run", rep)
+    assert (err.value.code, err.value.node_id) == ("non_finite", "lg")
+    message = err.value.message
+    assert message.startswith("the operator lg (Lambda) produced ") and "log(x + 0.01)" in message
+    index = int(message.split("for image ")[1].split(" ")[0])
+    assert int(open_builtin("mnist-5k").image(index).min()) == 0  # the image named has a black pixel
+    assert "learning rate" not in message

@@ -1,13 +1,16 @@
-// Who is signed in (GET /api/auth/me), and sign-in, sign-up and sign-out with the session cookie.
+// Who is signed in (GET /api/auth/session), and sign-in, sign-up and sign-out with the session cookie.
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { api, ApiError, call } from '../../api/client';
-import type { components } from '../../api/schema';
+import { fetchSession, logIn, logOut, signUpUser, type User } from './api';
+import { useTranslation } from 'react-i18next';
+import { errorText } from '../../i18n/errorText';
 
-export type User = components['schemas']['UserPublic'];
+export type { User };
 
 export interface Session {
   status: 'loading' | 'signedIn' | 'signedOut' | 'error';
   user: User | null;
+  /** The server runs with --no-auth: its one user never signs in or out. */
+  singleUser: boolean;
   error: string | null;
   signIn: (username: string, password: string) => Promise<void>;
   signUp: (username: string, password: string) => Promise<void>;
@@ -26,25 +29,26 @@ export function useSession(): Session {
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [status, setStatus] = useState<Session['status']>('loading');
   const [user, setUser] = useState<User | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [singleUser, setSingleUser] = useState(false);
+  const { t } = useTranslation();
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
   const [attempt, setAttempt] = useState(0);
 
   useEffect(() => {
     let cancelled = false;
-    call(() => api.GET('/api/auth/me'))
-      .then((me) => {
+    fetchSession()
+      .then((session) => {
         if (cancelled) return;
-        setUser(me);
-        setStatus('signedIn');
+        setUser(session.user ?? null);
+        setSingleUser(session.single_user);
+        setStatus(session.signed_in ? 'signedIn' : 'signedOut');
       })
       .catch((reason: unknown) => {
         if (cancelled) return;
-        if (reason instanceof ApiError && reason.status === 401) {
-          setStatus('signedOut');
-        } else {
-          setError(reason instanceof Error ? reason.message : String(reason));
-          setStatus('error');
-        }
+        setFailure(reason);
+        setStatus('error');
       });
     return () => {
       cancelled = true;
@@ -52,19 +56,19 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, [attempt]);
 
   const signIn = useCallback(async (username: string, password: string) => {
-    const me = await call(() => api.POST('/api/auth/login', { body: { username, password } }));
+    const me = await logIn(username, password);
     setUser(me);
     setStatus('signedIn');
   }, []);
 
   const signUp = useCallback(async (username: string, password: string) => {
-    const me = await call(() => api.POST('/api/auth/signup', { body: { username, password } }));
+    const me = await signUpUser(username, password);
     setUser(me);
     setStatus('signedIn');
   }, []);
 
   const signOut = useCallback(async () => {
-    await call(() => api.POST('/api/auth/logout'));
+    await logOut();
     setUser(null);
     // In single-user mode (--no-auth) the server still answers with its one user.
     setAttempt((n) => n + 1);
@@ -76,8 +80,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const value = useMemo(
-    () => ({ status, user, error, signIn, signUp, signOut, retry }),
-    [status, user, error, signIn, signUp, signOut, retry],
+    () => ({ status, user, singleUser, error, signIn, signUp, signOut, retry }),
+    [status, user, singleUser, error, signIn, signUp, signOut, retry],
   );
   return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
 }

@@ -1,6 +1,7 @@
 import { useId, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useSession } from './SessionProvider';
+import { errorText } from '../../i18n/errorText';
 
 export default function SignInPage() {
   const { t } = useTranslation();
@@ -19,7 +20,8 @@ export default function SignInPage() {
     try {
       await (mode === 'signIn' ? signIn : signUp)(username.trim(), password);
     } catch (reason) {
-      setError(reason instanceof Error ? reason.message : String(reason));
+      // A 401 here is a wrong password, not a lost session.
+      setError(errorText(reason, t, mode === 'signIn' ? 'signIn' : 'request'));
     } finally {
       setBusy(false);
     }

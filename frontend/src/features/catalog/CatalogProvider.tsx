@@ -1,6 +1,8 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { fetchCatalog } from '../../api/endpoints';
+import { useTranslation } from 'react-i18next';
+import { fetchCatalog } from '../../api/catalog';
 import { EMPTY_CATALOG, indexCatalog, type CatalogIndex } from './catalogIndex';
+import { errorText } from '../../i18n/errorText';
 
 export interface CatalogState {
   index: CatalogIndex;
@@ -23,30 +25,37 @@ export function useCatalog(): CatalogState {
 export function CatalogProvider({ children }: { children: ReactNode }) {
   const [index, setIndex] = useState<CatalogIndex>(EMPTY_CATALOG);
   const [status, setStatus] = useState<CatalogState['status']>('loading');
-  const [error, setError] = useState<string | null>(null);
+  const { t, i18n } = useTranslation();
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
   const [attempt, setAttempt] = useState(0);
+  // The server sends the catalog's texts in one language: a new language means a new catalog.
+  const lang = i18n.language === 'zh' ? 'zh' : 'en';
 
   useEffect(() => {
     let cancelled = false;
-    setStatus('loading');
-    fetchCatalog()
+    fetchCatalog(lang)
       .then((entries) => {
         if (cancelled) return;
         setIndex(indexCatalog(entries));
         setStatus('ready');
-        setError(null);
+        setFailure(null);
       })
       .catch((reason: unknown) => {
         if (cancelled) return;
-        setError(reason instanceof Error ? reason.message : String(reason));
+        setFailure(reason);
         setStatus('error');
       });
     return () => {
       cancelled = true;
     };
-  }, [attempt]);
+  }, [attempt, lang]);
 
-  const reload = useCallback(() => setAttempt((n) => n + 1), []);
+  const reload = useCallback(() => {
+    setStatus('loading');
+    setAttempt((n) => n + 1);
+  }, []);
   const value = useMemo(() => ({ index, status, error, reload }), [index, status, error, reload]);
   return <CatalogContext.Provider value={value}>{children}</CatalogContext.Provider>;
 }

@@ -1,10 +1,11 @@
 import { lazy, Suspense, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import { DropZone } from '../../ui/DropZone';
 import { useNotify } from '../../ui/toast';
 import { formatBytes } from '../tasks/format';
 import { formatDate } from '../tasks/TaskCenter';
 import { usePolling } from '../tasks/usePolling';
-import { ConfirmDialog, messageOf, PageState, ProgressBar } from '../tasks/widgets';
+import { ConfirmDialog, PageState, ProgressBar } from '../tasks/widgets';
 import {
   checkSelection,
   deleteDataset,
@@ -14,7 +15,10 @@ import {
   type Upload,
   type UploadProgress,
 } from './api';
+import { useConfirm } from '../../ui/ConfirmDialog';
 import { openDatasetInEditor } from './openInEditor';
+import { ApiError } from '../../api/client';
+import { errorText } from '../../i18n/errorText';
 import './datasets.css';
 
 // The preview brings ECharts (the per-class bar chart): loaded when a dataset is opened.
@@ -33,7 +37,6 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
   const [progress, setProgress] = useState<UploadProgress | null>(null);
   const [error, setError] = useState<string | null>(null);
   const upload = useRef<Upload | null>(null);
-  const input = useRef<HTMLInputElement>(null);
   const check = checkSelection(files);
   const sending = progress !== null;
 
@@ -45,12 +48,11 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
       .then((dataset) => {
         setFiles([]);
         setName('');
-        if (input.current) input.current.value = '';
         onUploaded(dataset);
       })
       .catch((reason: unknown) => {
-        const message = messageOf(reason);
-        setError(message === 'aborted' ? t('datasets.cancelled') : message);
+        const aborted = reason instanceof ApiError && reason.status === 0 && reason.message === 'aborted';
+        setError(aborted ? t('datasets.cancelled') : errorText(reason, t, 'upload'));
       })
       .finally(() => {
         setProgress(null);
@@ -71,22 +73,19 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
     >
       <h2 id="upload-title">{t('datasets.upload')}</h2>
       <p className="muted upload__help">{t('datasets.uploadHelp')}</p>
+      <DropZone
+        hint={t('datasets.dropHint')}
+        buttonLabel={t('datasets.chooseFiles')}
+        accept=".zip,.npy"
+        multiple
+        disabled={sending}
+        inputName="dataset-files"
+        onFiles={(chosen) => {
+          setFiles(chosen);
+          setError(null);
+        }}
+      />
       <div className="upload__row">
-        <label className="field-stack">
-          <span>{t('datasets.files')}</span>
-          <input
-            ref={input}
-            type="file"
-            accept=".zip,.npy"
-            multiple
-            disabled={sending}
-            data-input="dataset-files"
-            onChange={(event) => {
-              setFiles(Array.from(event.target.files ?? []));
-              setError(null);
-            }}
-          />
-        </label>
         <label className="field-stack">
           <span>{t('datasets.name')}</span>
           <input
@@ -151,6 +150,7 @@ export default function DatasetsPage() {
   const datasets = usePolling(listDatasets, null, 'datasets');
   const [selected, setSelected] = useState<string | null>(null);
   const [toDelete, setToDelete] = useState<DatasetPublic | null>(null);
+  const { confirm, dialog: question } = useConfirm();
   const list = datasets.data ?? [];
   const current = list.find((dataset) => dataset.id === selected) ?? null;
 
@@ -236,11 +236,13 @@ export default function DatasetsPage() {
                         type="button"
                         className="btn btn--small btn--primary"
                         data-action="use-in-editor"
-                        onClick={() => {
-                          if (openDatasetInEditor(dataset))
-                            notify({ kind: 'success', message: t('datasets.usedInEditor', { name: dataset.name }) });
-                          else notify({ kind: 'error', message: t('datasets.useFailed') });
-                        }}
+                        onClick={() =>
+                          void openDatasetInEditor(dataset, confirm, t).then((outcome) => {
+                            if (outcome === 'used')
+                              notify({ kind: 'success', message: t('datasets.usedInEditor', { name: dataset.name }) });
+                            else if (outcome === 'failed') notify({ kind: 'error', message: t('datasets.useFailed') });
+                          })
+                        }
                         aria-label={`${t('datasets.useInEditor')}: ${dataset.name}`}
                       >
                         {t('datasets.useInEditor')}
@@ -280,6 +282,7 @@ export default function DatasetsPage() {
           }}
         />
       )}
+      {question}
     </section>
   );
 }

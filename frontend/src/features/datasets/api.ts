@@ -56,7 +56,7 @@ export function uploadDataset(
         // keep the text
       }
       if (xhr.status >= 200 && xhr.status < 300) resolve(body as DatasetPublic);
-      else reject(new ApiError(xhr.status, errorMessage(body, xhr.status), body));
+      else reject(new ApiError(xhr.status, errorMessage(body, xhr.status), body, xhr.getResponseHeader('Retry-After')));
     };
     xhr.onerror = () => reject(new ApiError(0, 'The server cannot be reached (the upload was interrupted)', null));
     xhr.onabort = () => reject(new ApiError(0, 'aborted', null));

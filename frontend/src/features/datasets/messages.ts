@@ -14,6 +14,8 @@ const en = {
     uploadHelp:
       'One .zip with a folder per class (folder name = class), or a .zip with a CSV of path,label rows and its images, or one .npy bitmap file per class (file name = class).',
     files: 'Files',
+    dropHint: 'Drop .zip or .npy files here, or',
+    chooseFiles: 'Choose files',
     name: 'Name (optional)',
     namePlaceholder: 'From the file name',
     send: 'Upload',
@@ -50,6 +52,9 @@ const en = {
     useInEditor: 'Use in editor',
     usedInEditor: '“{{name}}” is now the dataset of the graph in the editor',
     useFailed: 'The editor draft could not be changed (browser storage is blocked).',
+    useTitle: 'Change the graph open in the editor?',
+    useBody:
+      '“{{dataset}}” becomes the dataset of “{{graph}}”, the graph open in the editor. Undo there brings the old one back.',
     delete: 'Delete',
     deleteTitle: 'Delete this dataset?',
     deleteBody: '“{{name}}” and its files are deleted. Graphs that read it stop validating. This cannot be undone.',
@@ -83,6 +88,8 @@ const zh: Widen<typeof en> = {
     uploadHelp:
       '一个 .zip（每个类别一个文件夹，文件夹名即类别），或一个包含 path,label CSV 及其图像的 .zip，或每个类别一个 .npy 位图文件（文件名即类别）。',
     files: '文件',
+    dropHint: '将 .zip 或 .npy 文件拖放到此处，或',
+    chooseFiles: '选择文件',
     name: '名称（可选）',
     namePlaceholder: '默认使用文件名',
     send: '上传',
@@ -119,6 +126,8 @@ const zh: Widen<typeof en> = {
     useInEditor: '在编辑器中使用',
     usedInEditor: '“{{name}}”已成为编辑器中图的数据集',
     useFailed: '无法修改编辑器草稿（浏览器存储被禁用）。',
+    useTitle: '修改编辑器中打开的图？',
+    useBody: '“{{dataset}}”将成为编辑器中打开的图“{{graph}}”的数据集。在编辑器中撤销即可恢复原来的数据集。',
     delete: '删除',
     deleteTitle: '删除此数据集？',
     deleteBody: '“{{name}}”及其文件将被删除。读取它的图将无法通过验证。此操作无法撤销。',

@@ -1,16 +1,28 @@
-// "Use in editor": the dataset becomes the dataset node of the editor's draft graph (replacing the
-// one it has, connections kept, or added on the left), and the editor opens with that node
-// selected. The draft stays linked to its saved graph: the change shows there as unsaved.
+// "Use in editor": the dataset becomes the dataset node of the graph open in the editor (replacing
+// the one it has, connections kept, or added on the left). The editor makes the change itself when
+// it opens, as one undoable step; when a graph is open the user is asked first.
 import { navigate } from '../../app/router';
-import type { GraphSpec } from '../../api/types';
-import { withUploadedDataset } from '../editor/logic/datasetNode';
-import { loadDraft, requestFocus, saveDraft } from '../editor/storage';
+import type { Confirm } from '../../ui/ConfirmDialog';
+import { openGraphState, requestEdit } from '../editor/storage';
 
-export function openDatasetInEditor(dataset: { id: string; name: string }): boolean {
-  const draft: GraphSpec = loadDraft() ?? { version: 1, name: dataset.name, description: '', nodes: [], edges: [] };
-  const { graph, nodeId } = withUploadedDataset(draft, dataset);
-  if (!saveDraft(graph)) return false;
-  requestFocus(nodeId);
+type Translate = (key: string, options?: Record<string, unknown>) => string;
+
+/** Whether the dataset was put in the editor, the user said no, or the browser refused. */
+export async function openDatasetInEditor(
+  dataset: { id: string; name: string },
+  confirm: Confirm,
+  t: Translate,
+): Promise<'used' | 'cancelled' | 'failed'> {
+  const open = openGraphState();
+  if (open) {
+    const yes = await confirm({
+      title: t('datasets.useTitle'),
+      body: t('datasets.useBody', { dataset: dataset.name, graph: open.name }),
+      confirmLabel: t('datasets.useInEditor'),
+    });
+    if (!yes) return 'cancelled';
+  }
+  if (!requestEdit({ kind: 'dataset', dataset: { id: dataset.id, name: dataset.name } })) return 'failed';
   navigate('/editor');
-  return true;
+  return 'used';
 }

@@ -1,5 +1,5 @@
-// The draft graph lives in localStorage until the server can store graphs (/api/graphs),
-// so a reload never loses work.
+// The open graph's draft in localStorage (a reload never loses work), its tie to the saved graph on
+// the server, and the changes other pages ask the editor to make.
 import type { GraphSpec } from '../../api/types';
 import { parseGraphJson } from './logic/convert';
 
@@ -75,23 +75,49 @@ export function storeLink(link: ServerLink | null): void {
   }
 }
 
-const FOCUS_KEY = 'dragdl.editor.focus';
+/** The graph as it is compared with the saved one: anything else is an unsaved change. */
+export const graphKey = (graph: GraphSpec): string => JSON.stringify(graph);
 
-/** Ask the editor to select a node when it opens next (another page put it in the draft). */
-export function requestFocus(nodeId: string): void {
+/** The graph open in the editor, as another page sees it: its name and whether it has unsaved work. */
+export function openGraphState(): { name: string; nodes: number; unsaved: boolean } | null {
+  const draft = loadDraft();
+  if (!draft?.nodes.length) return null;
+  const link = loadLink();
+  return { name: draft.name, nodes: draft.nodes.length, unsaved: link?.savedKey !== graphKey(draft) };
+}
+
+/**
+ * A change another page asks the editor to make when it opens next. The editor makes it through
+ * its own update path, so the canvas is the only writer of the open graph and the change is one
+ * undoable step there.
+ */
+export type EditRequest =
+  { kind: 'dataset'; dataset: { id: string; name: string } } | { kind: 'graph'; graph: GraphSpec; name: string };
+
+const REQUEST_KEY = 'dragdl.editor.request';
+
+export function requestEdit(request: EditRequest): boolean {
   try {
-    sessionStorage.setItem(FOCUS_KEY, nodeId);
+    sessionStorage.setItem(REQUEST_KEY, JSON.stringify(request));
+    return true;
   } catch {
-    // only a convenience
+    return false;
   }
 }
 
-/** The node another page asked to select, once. */
-export function takeFocusRequest(): string | null {
+/** The change another page asked for, once. */
+export function takeEditRequest(): EditRequest | null {
   try {
-    const value = sessionStorage.getItem(FOCUS_KEY);
-    sessionStorage.removeItem(FOCUS_KEY);
-    return value;
+    const text = sessionStorage.getItem(REQUEST_KEY);
+    sessionStorage.removeItem(REQUEST_KEY);
+    if (!text) return null;
+    const value = JSON.parse(text) as EditRequest;
+    if (value.kind === 'dataset' && typeof value.dataset?.id === 'string') return value;
+    if (value.kind === 'graph') {
+      const parsed = parseGraphJson(JSON.stringify(value.graph));
+      return parsed.ok ? { kind: 'graph', graph: parsed.graph, name: String(value.name ?? '') } : null;
+    }
+    return null;
   } catch {
     return null;
   }

@@ -7,7 +7,7 @@ import type { CatalogIndex } from '../catalog/catalogIndex';
 import { copySelection, nextNodeId, pasteClipboard, type ClipboardContent } from './logic/clipboard';
 import { flowToGraph, graphToFlow, makeNode, snapshotOf } from './logic/convert';
 import { canRedo, canUndo, createHistory, record, redo, undo, type History } from './logic/history';
-import { layeredLayout } from './logic/layout';
+import { layeredLayout, type LayoutView } from './logic/layout';
 import { defaultParams } from './logic/schemaForm';
 import type { EditorEdge, EditorNode, GraphMeta, Snapshot } from './logic/types';
 import { saveDraft } from './storage';
@@ -29,13 +29,16 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
   const [meta, setMeta] = useState<GraphMeta>(start.meta);
   // The nodes as last rendered, for actions that must not change with every drag frame.
   const nodesNow = useRef(nodes);
+  const edgesNow = useRef(edges);
   useLayoutEffect(() => {
     nodesNow.current = nodes;
-  }, [nodes]);
+    edgesNow.current = edges;
+  }, [nodes, edges]);
 
   // --- history: every settled change of nodes/edges is one step -------------------------------
-  const history = useRef<History<Snapshot>>(createHistory(snapshotOf(start.nodes, start.edges)));
-  const lastKey = useRef(JSON.stringify(history.current.present));
+  const [first] = useState(() => snapshotOf(start.nodes, start.edges));
+  const history = useRef<History<Snapshot>>(createHistory(first));
+  const lastKey = useRef(JSON.stringify(first));
   const coalesce = useRef<string | null>(null);
   const [flags, setFlags] = useState({ canUndo: false, canRedo: false });
   const syncFlags = () => setFlags({ canUndo: canUndo(history.current), canRedo: canRedo(history.current) });
@@ -82,6 +85,20 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
     const timer = window.setTimeout(() => saveDraft(graph), AUTOSAVE_DELAY_MS);
     return () => window.clearTimeout(timer);
   }, [graph, nodes]);
+  // Leaving the editor must not drop the last edits with the pending timer: Train changes the
+  // epochs and opens the monitor at once, and the draft is what the editor opens with next time.
+  const graphNow = useRef(graph);
+  useLayoutEffect(() => {
+    graphNow.current = graph;
+  }, [graph]);
+  useEffect(() => () => void saveDraft(graphNow.current), []);
+  // A reload or a closed tab runs no effect clean-up: write the draft as the page goes away, so the
+  // edits of the last moments before it are not lost with the pending timer either.
+  useEffect(() => {
+    const flush = () => void saveDraft(graphNow.current);
+    window.addEventListener('pagehide', flush);
+    return () => window.removeEventListener('pagehide', flush);
+  }, []);
 
   // --- React Flow callbacks --------------------------------------------------------------------
   const onNodesChange = useCallback(
@@ -146,9 +163,15 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
     );
   }, []);
 
+  /**
+   * Show `next` as one undo step. `step` names it, so that a follow-up with the same name within a
+   * second (the layout once the nodes are measured) joins that step; `view` shapes the layout of
+   * a graph without positions.
+   */
   const loadGraph = useCallback(
-    (next: GraphSpec) => {
-      const flow = graphToFlow(next, catalog);
+    (next: GraphSpec, { view, step }: { view?: LayoutView; step?: string } = {}) => {
+      coalesce.current = step ?? null;
+      const flow = graphToFlow(next, catalog, view);
       setNodes(flow.nodes);
       setEdges(flow.edges);
       setMeta(flow.meta);
@@ -156,16 +179,16 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
     [catalog],
   );
 
-  /** Lay the graph out in columns, wrapped to about the `aspect` (width / height) of the view. */
-  const autoLayout = useCallback(
-    (aspect?: number) => {
-      setNodes((current) => {
-        const positions = layeredLayout(current, edges, { aspect });
-        return current.map((node) => ({ ...node, position: positions.get(node.id) ?? node.position }));
-      });
-    },
-    [edges],
-  );
+  /** Lay the graph out in columns, wrapped into bands to show well in `view`. */
+  const autoLayout = useCallback((view?: LayoutView, step?: string) => {
+    coalesce.current = step ?? null;
+    // The edges as last rendered, not as when this callback was made: a layout asked for
+    // right after loading a graph runs frames later, on that graph.
+    setNodes((current) => {
+      const positions = layeredLayout(current, edgesNow.current, view);
+      return current.map((node) => ({ ...node, position: positions.get(node.id) ?? node.position }));
+    });
+  }, []);
 
   const selectOnly = useCallback((ids: readonly string[]) => {
     const chosen = new Set(ids);

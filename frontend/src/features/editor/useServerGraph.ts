@@ -1,17 +1,16 @@
 // The canvas's tie to a graph saved on the server (/api/graphs): save, new versions, dirty state.
-import { useCallback, useEffect, useRef, useState } from 'react';
-import { saveGraph, type SavedGraph } from '../../api/endpoints';
-import { ApiError } from '../../api/client';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { ApiError, saveGraph, type SavedGraph } from '../../api/graphs';
 import type { GraphSpec } from '../../api/types';
-import { loadLink, storeLink, type ServerLink } from './storage';
-
-export const graphKey = (graph: GraphSpec): string => JSON.stringify(graph);
+import { graphKey, loadLink, storeLink, type ServerLink } from './storage';
 
 export function useServerGraph(graph: GraphSpec) {
   const [link, setLink] = useState<ServerLink | null>(loadLink);
   const [saving, setSaving] = useState(false);
   const latest = useRef(graph);
-  latest.current = graph;
+  useLayoutEffect(() => {
+    latest.current = graph;
+  }, [graph]);
 
   useEffect(() => storeLink(link), [link]);
 
@@ -57,3 +56,5 @@ export function useServerGraph(graph: GraphSpec) {
 
   return { link, dirty, saving, save, adopt, detach };
 }
+
+export type ServerGraph = ReturnType<typeof useServerGraph>;

@@ -1,6 +1,6 @@
 // The editor's keyboard shortcuts (listed in dialogs/ShortcutsDialog.tsx). Delete and
 // Shift-drag selection are React Flow's own (deleteKeyCode, selectionKeyCode).
-import { useEffect, useRef } from 'react';
+import { useEffect, useLayoutEffect, useRef } from 'react';
 
 export interface ShortcutActions {
   save: () => void;
@@ -23,7 +23,9 @@ function isEditable(target: EventTarget | null): boolean {
 /** `enabled` false (a dialog is open): only the dialog gets keys. */
 export function useShortcuts(actions: ShortcutActions, enabled: boolean): void {
   const latest = useRef(actions);
-  latest.current = actions;
+  useLayoutEffect(() => {
+    latest.current = actions;
+  });
 
   useEffect(() => {
     if (!enabled) return;

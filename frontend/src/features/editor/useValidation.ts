@@ -1,5 +1,5 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
-import { validateGraph } from '../../api/endpoints';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { validateGraph } from '../../api/graphs';
 import type { GraphError, GraphSpec, ValidationResult } from '../../api/types';
 import { validationKey } from './logic/convert';
 
@@ -7,7 +7,8 @@ export interface ValidationState {
   status: 'empty' | 'pending' | 'done' | 'error';
   /** The latest answer; kept while a newer request is pending so badges do not flicker. */
   result: ValidationResult | null;
-  error: string | null;
+  /** Why the last request failed (worded where it is shown, see i18n/errorText); null when it did not. */
+  error: unknown;
 }
 
 export const VALIDATE_DELAY_MS = 300;
@@ -16,7 +17,9 @@ export const VALIDATE_DELAY_MS = 300;
 export function useValidation(graph: GraphSpec): ValidationState {
   const key = useMemo(() => validationKey(graph), [graph]);
   const latest = useRef(graph);
-  latest.current = graph;
+  useLayoutEffect(() => {
+    latest.current = graph;
+  }, [graph]);
   const [state, setState] = useState<ValidationState>({ status: 'empty', result: null, error: null });
 
   useEffect(() => {
@@ -33,8 +36,7 @@ export function useValidation(graph: GraphSpec): ValidationState {
         })
         .catch((error: unknown) => {
           if (controller.signal.aborted) return;
-          const message = error instanceof Error ? error.message : String(error);
-          setState((previous) => ({ status: 'error', result: previous.result, error: message }));
+          setState((previous) => ({ status: 'error', result: previous.result, error }));
         });
     }, VALIDATE_DELAY_MS);
     return () => {

@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useNotify } from '../../ui/toast';
-import { messageOf } from '../tasks/widgets';
 import { DOWNLOAD_FORMATS, fetchDownload, saveBlob, type DownloadFormat } from './api';
+import { errorText } from '../../i18n/errorText';
 
 /**
  * Bundle, ONNX, TorchScript and script downloads. Fetched rather than linked: the first ONNX or
@@ -20,7 +20,7 @@ export function DownloadButtons({ modelId, compact = false }: { modelId: string;
         notify({
           kind: 'error',
           title: t('models.downloadFailed', { format: t(`models.format.${format}`) }),
-          message: messageOf(reason),
+          message: errorText(reason, t),
         }),
       )
       .finally(() => setBusy(null));

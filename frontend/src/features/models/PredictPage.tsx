@@ -1,22 +1,26 @@
-import { useCallback, useEffect, useRef, useState, type DragEvent } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, navigate } from '../../app/router';
 import { pathFor } from '../../app/routes';
+import { DropZone } from '../../ui/DropZone';
 import { useNotify } from '../../ui/toast';
 import { formatPercent } from '../tasks/format';
 import { formatDate } from '../tasks/TaskCenter';
 import { usePolling } from '../tasks/usePolling';
-import { ConfirmDialog, messageOf, PageState } from '../tasks/widgets';
-import { deleteModel, getManifest, getModel, predict, type Manifest } from './api';
+import { ConfirmDialog, PageState } from '../tasks/widgets';
+import { deleteModel, getManifest, getModel, predict, type InvertChoice, type Manifest } from './api';
 import { DownloadButtons } from './DownloadButtons';
 import { PredictionView, type InputItem } from './PredictionView';
 import { strokesAreDark } from './sketch';
 import { SketchPad } from './SketchPad';
 import { useBrowserModel } from './useBrowserModel';
+import { errorText } from '../../i18n/errorText';
 import './models.css';
 
 const MAX_IMAGES = 64;
 let nextId = 1;
+
+const invertFlag = (choice: InvertChoice): boolean | null => (choice === 'auto' ? null : choice === 'yes');
 
 export default function PredictPage({ modelId }: { modelId: string }) {
   const { t, i18n } = useTranslation();
@@ -24,26 +28,51 @@ export default function PredictPage({ modelId }: { modelId: string }) {
   const fetchModel = useCallback(() => getModel(modelId), [modelId]);
   const model = usePolling(fetchModel, null, modelId);
   const [manifest, setManifest] = useState<Manifest | null>(null);
-  const [manifestError, setManifestError] = useState<string | null>(null);
+  const [manifestError, setManifestError] = useState<unknown>(null);
   const [items, setItems] = useState<InputItem[]>([]);
   const [selected, setSelected] = useState<string | null>(null);
   const [browserOn, setBrowserOn] = useState(false);
-  const [dragging, setDragging] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
-  const fileInput = useRef<HTMLInputElement>(null);
   const browser = useBrowserModel(modelId, manifest, browserOn);
 
   useEffect(() => {
     getManifest(modelId)
       .then(setManifest)
-      .catch((reason: unknown) => setManifestError(messageOf(reason)));
+      .catch((reason: unknown) => setManifestError(reason));
   }, [modelId]);
   // Object URLs of the thumbnails go with the page.
   const urls = useRef<string[]>([]);
   useEffect(() => () => urls.current.forEach((url) => URL.revokeObjectURL(url)), []);
 
-  const update = (id: string, patch: Partial<InputItem>) =>
-    setItems((list) => list.map((item) => (item.id === id ? { ...item, ...patch } : item)));
+  // A result is kept only for the revision of the item it was asked for (the invert choice changes it).
+  const update = (id: string, revision: number, patch: Partial<InputItem>) =>
+    setItems((list) =>
+      list.map((item) => (item.id === id && item.revision === revision ? { ...item, ...patch } : item)),
+    );
+
+  const newItem = (file: File, source: InputItem['source'], live = false): InputItem => {
+    const url = URL.createObjectURL(file);
+    urls.current.push(url);
+    return { id: String(nextId++), name: file.name, file, url, source, live, invert: 'auto', revision: 0 };
+  };
+
+  /** Server predictions for items that share one invert choice, in one request. */
+  const askServer = (batch: InputItem[]) => {
+    const choice = batch[0]?.invert ?? 'auto';
+    predict(
+      modelId,
+      batch.map((item) => item.file),
+      5,
+      choice,
+    )
+      .then((answer) =>
+        batch.forEach((item, i) => {
+          const found = answer.predictions[i];
+          update(item.id, item.revision, { server: found?.probabilities, inverted: found?.inverted });
+        }),
+      )
+      .catch((reason: unknown) => batch.forEach((item) => update(item.id, item.revision, { serverError: reason })));
+  };
 
   const addFiles = (files: File[], source: InputItem['source']) => {
     const images = files.filter(
@@ -51,20 +80,36 @@ export default function PredictPage({ modelId }: { modelId: string }) {
     );
     if (images.length < files.length) notify({ kind: 'error', message: t('models.notImages') });
     if (!images.length) return;
-    const batch = images.slice(0, MAX_IMAGES).map((file): InputItem => {
-      const url = URL.createObjectURL(file);
-      urls.current.push(url);
-      return { id: String(nextId++), name: file.name, file, url, source };
-    });
+    const batch = images.slice(0, MAX_IMAGES).map((file) => newItem(file, source));
     setItems((list) => [...batch, ...list]);
     setSelected(batch[0]!.id);
-    predict(
-      modelId,
-      batch.map((item) => item.file),
-      5,
-    )
-      .then((answer) => batch.forEach((item, i) => update(item.id, { server: answer.predictions[i]?.probabilities })))
-      .catch((reason: unknown) => batch.forEach((item) => update(item.id, { serverError: messageOf(reason) })));
+    askServer(batch);
+  };
+
+  // The drawing as it is now, predicted while the user draws: in the browser when the ONNX model
+  // is loaded (no server round trip per stroke), else on the server. One live item, replaced.
+  const browserReady = browserOn && browser.status === 'ready';
+  const liveSketch = (file: File | null) => {
+    const item = file ? newItem(file, 'sketch', true) : null;
+    setItems((list) => [...(item ? [item] : []), ...list.filter((old) => !old.live)]);
+    if (!item) return;
+    setSelected(item.id);
+    if (!browserReady) askServer([item]);
+  };
+
+  const setInvert = (target: InputItem, invert: InvertChoice) => {
+    const next: InputItem = {
+      ...target,
+      invert,
+      revision: target.revision + 1,
+      server: undefined,
+      serverError: undefined,
+      browser: undefined,
+      browserError: undefined,
+      inverted: undefined,
+    };
+    setItems((list) => list.map((item) => (item.id === target.id ? next : item)));
+    if (!(next.live && browserReady)) askServer([next]);
   };
 
   // Browser inference for every input that has none yet, once the ONNX model is ready.
@@ -73,12 +118,14 @@ export default function PredictPage({ modelId }: { modelId: string }) {
   useEffect(() => {
     if (!browserOn || browser.status !== 'ready') return;
     for (const item of items) {
-      if (item.browser || item.browserError || running.current.has(item.id)) continue;
-      running.current.add(item.id);
-      classify(item.file)
-        .then((probabilities) => update(item.id, { browser: probabilities }))
-        .catch((reason: unknown) => update(item.id, { browserError: messageOf(reason) }))
-        .finally(() => running.current.delete(item.id));
+      if (item.browser || item.browserError !== undefined) continue;
+      const key = `${item.id}/${item.revision}`;
+      if (running.current.has(key)) continue;
+      running.current.add(key);
+      classify(item.file, invertFlag(item.invert))
+        .then(({ probabilities, inverted }) => update(item.id, item.revision, { browser: probabilities, inverted }))
+        .catch((reason: unknown) => update(item.id, item.revision, { browserError: reason }))
+        .finally(() => running.current.delete(key));
     }
   }, [browserOn, browser.status, items, classify]);
 
@@ -100,12 +147,6 @@ export default function PredictPage({ modelId }: { modelId: string }) {
   const channels = manifest?.preprocessing.channels ?? (info.input_spec.channels as number | undefined) ?? 1;
   const test = (info.metrics.test as Record<string, number> | undefined)?.test_accuracy;
   const current = items.find((item) => item.id === selected) ?? items[0];
-  const onDrop = (event: DragEvent) => {
-    event.preventDefault();
-    setDragging(false);
-    addFiles(Array.from(event.dataTransfer.files), 'upload');
-  };
-
   return (
     <section className="wb-page predict" aria-labelledby="model-title" data-model={info.id}>
       <nav className="crumbs" aria-label={t('monitor.breadcrumbs')}>
@@ -140,9 +181,9 @@ export default function PredictPage({ modelId }: { modelId: string }) {
           </>
         )}
       </p>
-      {manifestError && (
+      {manifestError !== null && (
         <p className="wb-error" role="alert">
-          {t('models.manifestFailed', { message: manifestError })}
+          {t('models.manifestFailed', { message: errorText(manifestError, t) })}
         </p>
       )}
 
@@ -150,41 +191,26 @@ export default function PredictPage({ modelId }: { modelId: string }) {
         <div className="predict__inputs">
           <div className="chart-card">
             <h2>{t('models.upload')}</h2>
-            <div
-              className={`dropzone${dragging ? ' is-over' : ''}`}
-              onDragOver={(event) => {
-                event.preventDefault();
-                setDragging(true);
-              }}
-              onDragLeave={() => setDragging(false)}
-              onDrop={onDrop}
-            >
-              <p>{t('models.dropHint')}</p>
-              <button type="button" className="btn" onClick={() => fileInput.current?.click()}>
-                {t('models.chooseImages')}
-              </button>
-              <input
-                ref={fileInput}
-                type="file"
-                accept="image/*"
-                multiple
-                className="visually-hidden"
-                tabIndex={-1}
-                aria-label={t('models.chooseImages')}
-                data-input="images"
-                onChange={(event) => {
-                  addFiles(Array.from(event.target.files ?? []), 'upload');
-                  event.target.value = '';
-                }}
-              />
-            </div>
+            <DropZone
+              hint={t('models.dropHint')}
+              buttonLabel={t('models.chooseImages')}
+              accept="image/*"
+              multiple
+              inputName="images"
+              onFiles={(files) => addFiles(files, 'upload')}
+            />
           </div>
           <div className="chart-card">
             <h2>{t('models.draw')}</h2>
             <SketchPad
               size={[size[0] ?? 28, size[1] ?? size[0] ?? 28]}
-              darkStrokes={strokesAreDark(manifest?.preprocessing.mean)}
+              darkStrokes={
+                manifest?.preprocessing.background
+                  ? manifest.preprocessing.background === 'light'
+                  : strokesAreDark(manifest?.preprocessing.mean)
+              }
               onSketch={(file) => addFiles([file], 'sketch')}
+              onLiveSketch={liveSketch}
             />
           </div>
           {items.length > 0 && (
@@ -192,7 +218,8 @@ export default function PredictPage({ modelId }: { modelId: string }) {
               <h2>{t('models.inputs', { count: items.length })}</h2>
               <ul className="inputs" aria-label={t('models.inputsLabel')}>
                 {items.map((item) => {
-                  const label = item.server ? info.classes[item.server.indexOf(Math.max(...item.server))] : null;
+                  const scores = item.server ?? item.browser;
+                  const label = scores ? info.classes[scores.indexOf(Math.max(...scores))] : null;
                   return (
                     <li key={item.id}>
                       <button
@@ -202,8 +229,12 @@ export default function PredictPage({ modelId }: { modelId: string }) {
                         onClick={() => setSelected(item.id)}
                       >
                         <img src={item.url} alt="" />
-                        <span className="input-chip__name">{item.name}</span>
-                        <span className="input-chip__label">{item.serverError ? '!' : (label ?? '…')}</span>
+                        <span className="input-chip__name" translate={item.live ? undefined : 'no'}>
+                          {item.live ? t('models.liveSketch') : item.name}
+                        </span>
+                        <span className="input-chip__label">
+                          {item.serverError !== undefined ? '!' : (label ?? '…')}
+                        </span>
                       </button>
                     </li>
                   );
@@ -239,6 +270,8 @@ export default function PredictPage({ modelId }: { modelId: string }) {
               classes={info.classes}
               browserOn={browserOn}
               browserError={browser.status === 'error' ? browser.error : null}
+              background={manifest?.preprocessing.background ?? null}
+              onInvert={(choice) => setInvert(current, choice)}
             />
           ) : (
             <PageState kind="empty" message={t('models.noInputs')} />

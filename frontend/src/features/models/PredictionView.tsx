@@ -3,7 +3,10 @@ import { useTranslation } from 'react-i18next';
 import { EChart } from '../monitor/EChart';
 import { PALETTE } from '../monitor/echarts';
 import { formatPercent } from '../tasks/format';
+import type { InvertChoice } from './api';
+import type { Background } from './preprocess';
 import { agrees, AGREEMENT_TOLERANCE, maxAbsDiff, pieSlices, topK } from './probabilities';
+import { errorText } from '../../i18n/errorText';
 
 export interface InputItem {
   id: string;
@@ -11,10 +14,19 @@ export interface InputItem {
   file: File;
   url: string;
   source: 'upload' | 'sketch';
+  /** The drawing as it is now, predicted while the user draws (replaced at each change). */
+  live?: boolean;
+  /** The user's choice: auto inverts an image whose paper is the opposite of the training images'. */
+  invert: InvertChoice;
+  /** Bumped when the invert choice changes: answers for an older revision are dropped. */
+  revision: number;
+  /** Whether the prediction shown was made on the inverted image. */
+  inverted?: boolean;
   server?: number[];
-  serverError?: string;
+  /** Why the server's or the browser's prediction failed: the reason, worded when shown (i18n/errorText). */
+  serverError?: unknown;
   browser?: number[];
-  browserError?: string;
+  browserError?: unknown;
 }
 
 const PIE_COLORS = [...PALETTE.slice(0, 5), '#cbd5e1'];
@@ -54,9 +66,12 @@ interface Props {
   browserOn: boolean;
   /** The ONNX model could not be loaded. */
   browserError: string | null;
+  /** The training images' paper (model.json), for the inversion hint. */
+  background: Background | null;
+  onInvert: (choice: InvertChoice) => void;
 }
 
-export function PredictionView({ item, classes, browserOn, browserError }: Props) {
+export function PredictionView({ item, classes, browserOn, browserError, background, onInvert }: Props) {
   const { t } = useTranslation();
   const probabilities = item.server ?? item.browser ?? null;
   const option = useMemo(
@@ -71,7 +86,7 @@ export function PredictionView({ item, classes, browserOn, browserError }: Props
       <div className="prediction__head">
         <img src={item.url} alt="" className="prediction__thumb" />
         <div>
-          <h3>{item.name}</h3>
+          <h3 translate={item.live ? undefined : 'no'}>{item.live ? t('models.liveSketch') : item.name}</h3>
           {top[0] && (
             <p className="prediction__label" data-label={top[0].label}>
               {t('models.predicted', { label: top[0].label, probability: formatPercent(top[0].probability, 1) })}
@@ -79,12 +94,31 @@ export function PredictionView({ item, classes, browserOn, browserError }: Props
           )}
         </div>
       </div>
-      {item.serverError && (
-        <p className="wb-error" role="alert">
-          {t('models.serverFailed', { message: item.serverError })}
+      {item.inverted !== undefined && (
+        <p className="inversion" data-inverted={item.inverted}>
+          {item.inverted && (
+            <span>
+              {item.invert === 'auto' && (background === 'dark' || background === 'light')
+                ? t('models.invertedHint', { paper: t(`models.paper.${background}`) })
+                : t('models.invertedManual')}{' '}
+            </span>
+          )}
+          <button
+            type="button"
+            className="btn"
+            data-action={item.inverted ? 'undo-invert' : 'invert'}
+            onClick={() => onInvert(item.inverted ? 'no' : 'yes')}
+          >
+            {item.inverted ? t('models.undoInvert') : t('models.invertColours')}
+          </button>
         </p>
       )}
-      {!probabilities && !item.serverError && <p className="muted">{t('models.classifying')}</p>}
+      {item.serverError !== undefined && (
+        <p className="wb-error" role="alert">
+          {t('models.serverFailed', { message: errorText(item.serverError, t) })}
+        </p>
+      )}
+      {!probabilities && item.serverError === undefined && <p className="muted">{t('models.classifying')}</p>}
       {option && (
         <div className="prediction__body">
           <figure className="chart-card prediction__pie" data-chart="pie">
@@ -131,12 +165,14 @@ export function PredictionView({ item, classes, browserOn, browserError }: Props
       )}
       {browserOn && (
         <div className="agreement" role="status">
-          {(item.browserError ?? browserError) && (
+          {(item.browserError !== undefined || browserError) && (
             <span className="wb-error">
-              {t('models.browserFailed', { message: item.browserError ?? browserError })}
+              {t('models.browserFailed', {
+                message: item.browserError !== undefined ? errorText(item.browserError, t) : browserError,
+              })}
             </span>
           )}
-          {!item.browserError && !browserError && diff === null && (
+          {item.browserError === undefined && !browserError && !item.browser && (
             <span className="muted">{t('models.browserRunning')}</span>
           )}
           {diff !== null && (

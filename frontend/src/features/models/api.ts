@@ -37,10 +37,19 @@ export async function deleteModel(modelId: string): Promise<void> {
   await call(() => api.DELETE('/api/models/{model_id}', modelPath(modelId)));
 }
 
-export async function predict(modelId: string, images: readonly File[], topK: number): Promise<Predictions> {
+/** auto: the server inverts an image whose paper is the opposite of the training images'. */
+export type InvertChoice = 'auto' | 'yes' | 'no';
+
+export async function predict(
+  modelId: string,
+  images: readonly File[],
+  topK: number,
+  invert: InvertChoice = 'auto',
+): Promise<Predictions> {
   const form = new FormData();
   for (const image of images) form.append('images', image, image.name);
   form.append('top_k', String(topK));
+  form.append('invert', invert);
   // The generated body type is a JSON object; a FormData body passes through openapi-fetch as is.
   return call(() =>
     api.POST('/api/models/{model_id}/predict', {
@@ -74,7 +83,7 @@ export async function fetchDownload(
     } catch {
       // a plain-text error stays text
     }
-    throw new ApiError(response.status, errorMessage(body, response.status), body);
+    throw new ApiError(response.status, errorMessage(body, response.status), body, response.headers.get('Retry-After'));
   }
   const disposition = response.headers.get('Content-Disposition') ?? '';
   const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);

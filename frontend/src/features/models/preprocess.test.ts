@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
+  borderBrightness,
   centerCrop,
   compositeOnWhite,
   grayscale,
   luma,
+  needsInversion,
   preprocessImage,
   PreprocessError,
   resize,
@@ -233,5 +235,37 @@ describe('preprocessImage', () => {
         wrong,
       ),
     ).toThrow(/1×8×8/);
+  });
+
+  it('inverts an image whose paper is the opposite of the training images, as the server does', () => {
+    const mnist: Preprocessing = { ...digits, background: 'dark' };
+    // Dark ink (a bar in the middle) on white paper.
+    const inkOnPaper = image(8, 8, (i) => (Math.floor(i / 8) === 4 ? 0 : 255));
+    const auto = preprocessImage(inkOnPaper, 8, 8, mnist);
+    expect(auto.inverted).toBe(true);
+    expect(auto.data[0]).toBeCloseTo((0 - 0.3) / 0.4, 6);
+    expect(auto.data[4 * 8]).toBeCloseTo((1 - 0.3) / 0.4, 6);
+    const kept = preprocessImage(inkOnPaper, 8, 8, mnist, false);
+    expect(kept.inverted).toBe(false);
+    expect(kept.data[0]).toBeCloseTo((1 - 0.3) / 0.4, 6);
+    // Same paper as training, mixed or unknown training paper: left alone unless the user asks.
+    expect(preprocessImage(inkOnPaper, 8, 8, { ...mnist, background: 'light' }).inverted).toBe(false);
+    expect(preprocessImage(inkOnPaper, 8, 8, { ...mnist, background: 'mixed' }).inverted).toBe(false);
+    expect(preprocessImage(inkOnPaper, 8, 8, digits).inverted).toBe(false);
+    expect(preprocessImage(inkOnPaper, 8, 8, digits, true).inverted).toBe(true);
+  });
+});
+
+describe('border brightness', () => {
+  it('averages the frame a tenth of the smaller side wide, every channel', () => {
+    const framed = planes(
+      range(20 * 20).map((i) => (i % 20 >= 2 && i % 20 < 18 && i >= 40 && i < 360 ? 0 : 200)),
+      20,
+      20,
+    );
+    expect(borderBrightness(framed)).toBe(200);
+    expect(needsInversion(framed, 'dark')).toBe(true);
+    expect(needsInversion(framed, 'light')).toBe(false);
+    expect(borderBrightness(planes([10, 20, 30, 40], 2, 2))).toBe(25);
   });
 });

@@ -9,10 +9,14 @@ export interface PreprocessStep {
   [key: string]: unknown;
 }
 
+/** The training images' paper (model.json); absent in bundles written before it was recorded. */
+export type Background = 'dark' | 'light' | 'mixed';
+
 export interface Preprocessing {
   channels: 1 | 3;
   size: number[] | null;
   alpha?: string;
+  background?: Background | null;
   steps: PreprocessStep[];
   portable: boolean;
   input_shape: (number | null)[];
@@ -173,6 +177,40 @@ export function resize(src: Planes, size: readonly number[], interpolation = 'bi
   return resizeAxis(resizeAxis(src, outW, true, filter), outH, false, filter);
 }
 
+// --- polarity: inverting an input whose paper is the opposite of the training images' -------------
+// As engine/bundle/image.py: the frame a tenth of the smaller side wide (at least one pixel) of the
+// uint8 planes, all channels; darker than 128 on average is dark paper.
+
+export function borderBrightness(src: Planes): number {
+  const { channels, height, width, data } = src;
+  const ring = Math.max(1, Math.floor(Math.min(height, width) / 10));
+  let sum = 0;
+  let count = 0;
+  for (let c = 0; c < channels; c += 1) {
+    for (let y = 0; y < height; y += 1) {
+      const edgeRow = y < ring || y >= height - ring;
+      for (let x = 0; x < width; x += 1) {
+        if (edgeRow || x < ring || x >= width - ring) {
+          sum += data[c * height * width + y * width + x]!;
+          count += 1;
+        }
+      }
+    }
+  }
+  if (count === 0) return data.reduce((a, b) => a + b, 0) / Math.max(1, data.length);
+  return sum / count;
+}
+
+/** True when the planes' paper is the opposite of a dark or light training background. */
+export function needsInversion(src: Planes, background: Background | null | undefined): boolean {
+  if (background !== 'dark' && background !== 'light') return false;
+  return (borderBrightness(src) < 128 ? 'dark' : 'light') !== background;
+}
+
+export function invertPlanes(src: Planes): Planes {
+  return { ...src, data: src.data.map((v) => 255 - v) };
+}
+
 // --- the other steps ------------------------------------------------------------------------------
 
 /** Python's round(): halves go to the even neighbour. */
@@ -278,15 +316,18 @@ function applyStep(planes: Planes, step: PreprocessStep): Planes {
 }
 
 /**
- * Decoded RGBA pixels -> the network input, as CHW float32. Throws PreprocessError for a
- * non-portable bundle or when the result does not have the model's input shape.
+ * Decoded RGBA pixels -> the network input, as CHW float32, and whether the image was inverted.
+ * `invert` null: when its paper is the opposite of the training images' (as the server decides);
+ * true or false: as the user says. Throws PreprocessError for a non-portable bundle or when the
+ * result does not have the model's input shape.
  */
 export function preprocessImage(
   rgba: ArrayLike<number>,
   width: number,
   height: number,
   spec: Preprocessing,
-): { data: Float32Array; shape: [number, number, number] } {
+  invert: boolean | null = null,
+): { data: Float32Array; shape: [number, number, number]; inverted: boolean } {
   if (!spec.portable) {
     const odd = spec.steps.find(
       (step) => !['to_float', 'resize', 'center_crop', 'grayscale', 'normalize'].includes(step.op),
@@ -295,6 +336,8 @@ export function preprocessImage(
   }
   let planes = rgbaToPlanes(rgba, width, height, spec.channels);
   if (spec.size) planes = resize(planes, spec.size, 'bilinear');
+  const inverted = invert ?? needsInversion(planes, spec.background);
+  if (inverted) planes = invertPlanes(planes);
   for (const step of spec.steps) planes = applyStep(planes, step);
   if (!planes.float) planes = toFloat(planes, 1 / 255);
   const shape: [number, number, number] = [planes.channels, planes.height, planes.width];
@@ -303,5 +346,5 @@ export function preprocessImage(
       throw new PreprocessError(`the input is ${shape.join('×')}, the model expects ${spec.input_shape.join('×')}`);
     }
   });
-  return { data: planes.data, shape };
+  return { data: planes.data, shape, inverted };
 }

@@ -4,21 +4,27 @@ import { decodeImage } from './decode';
 import { createBrowserModel, runLogits, type BrowserModel } from './onnx';
 import { preprocessImage } from './preprocess';
 import { softmax } from './probabilities';
+import { useTranslation } from 'react-i18next';
+import { errorText } from '../../i18n/errorText';
 
 export type BrowserStatus = 'off' | 'loading' | 'ready' | 'error';
 
 /**
  * The model's ONNX export in the browser: downloaded (the server exports it on first request) and
- * opened when `enabled` turns on. `classify` decodes a file, repeats model.json's preprocessing and
- * returns the class probabilities.
+ * opened when `enabled` turns on. `classify` decodes a file, repeats model.json's preprocessing
+ * (inverting the image as the server would, or as `invert` says) and returns the class probabilities.
  */
 export function useBrowserModel(modelId: string, manifest: Manifest | null, enabled: boolean) {
   const [status, setStatus] = useState<BrowserStatus>('off');
-  const [error, setError] = useState<string | null>(null);
+  const { t } = useTranslation();
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
   const model = useRef<BrowserModel | null>(null);
 
   useEffect(() => {
     if (!enabled || !manifest) {
+      // eslint-disable-next-line react-hooks/set-state-in-effect -- follows the ONNX session (outside React) through its states
       setStatus(enabled ? 'loading' : 'off');
       return;
     }
@@ -28,7 +34,7 @@ export function useBrowserModel(modelId: string, manifest: Manifest | null, enab
     }
     let cancelled = false;
     setStatus('loading');
-    setError(null);
+    setFailure(null);
     const exportInfo = manifest.exports?.onnx;
     fetchDownload(modelId, 'onnx')
       .then(async ({ blob }) =>
@@ -40,7 +46,7 @@ export function useBrowserModel(modelId: string, manifest: Manifest | null, enab
       })
       .catch((reason: unknown) => {
         if (cancelled) return;
-        setError(reason instanceof Error ? reason.message : String(reason));
+        setFailure(reason);
         setStatus('error');
       });
     return () => {
@@ -57,11 +63,14 @@ export function useBrowserModel(modelId: string, manifest: Manifest | null, enab
   );
 
   const classify = useCallback(
-    async (file: Blob): Promise<number[]> => {
+    async (file: Blob, invert: boolean | null = null): Promise<{ probabilities: number[]; inverted: boolean }> => {
       if (!model.current || !manifest) throw new Error('the browser model is not loaded');
       const image = await decodeImage(file);
-      const input = preprocessImage(image.rgba, image.width, image.height, manifest.preprocessing);
-      return softmax(await runLogits(model.current, input.data, input.shape));
+      const input = preprocessImage(image.rgba, image.width, image.height, manifest.preprocessing, invert);
+      return {
+        probabilities: softmax(await runLogits(model.current, input.data, input.shape)),
+        inverted: input.inverted,
+      };
     },
     [manifest],
   );

@@ -3,11 +3,12 @@ import { useTranslation } from 'react-i18next';
 import { getMetrics, listTasks, type TaskPublic } from '../tasks/api';
 import { isActive } from '../tasks/format';
 import { formatDate } from '../tasks/TaskCenter';
-import { messageOf, StatusBadge } from '../tasks/widgets';
+import { StatusBadge } from '../tasks/widgets';
 import { countPoints, lineChartOption, type LineSpec } from './chartOptions';
 import { PALETTE } from './echarts';
 import { EChart } from './EChart';
 import { epochSeries, type EpochPoint, type MonitorSeries } from './series';
+import { errorText } from '../../i18n/errorText';
 
 const COMPARE_REFRESH_MS = 5000;
 const MAX_COMPARED = 5;
@@ -20,7 +21,10 @@ interface Compared {
 /** Epoch metrics of the picked tasks, refreshed while one of them still trains. */
 function useCompared(picked: readonly TaskPublic[]): { compared: Compared[]; error: string | null } {
   const [compared, setCompared] = useState<Compared[]>([]);
-  const [error, setError] = useState<string | null>(null);
+  const { t } = useTranslation();
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
   useEffect(() => {
     let cancelled = false;
     let timer: number | undefined;
@@ -34,19 +38,19 @@ function useCompared(picked: readonly TaskPublic[]): { compared: Compared[]; err
         .then((list) => {
           if (cancelled) return;
           setCompared(list);
-          setError(null);
+          setFailure(null);
           if (picked.some((task) => isActive(task.status))) timer = window.setTimeout(load, COMPARE_REFRESH_MS);
         })
-        .catch((reason: unknown) => !cancelled && setError(messageOf(reason)));
+        .catch((reason: unknown) => !cancelled && setFailure(reason));
     };
     if (picked.length) load();
-    else setCompared([]);
     return () => {
       cancelled = true;
       window.clearTimeout(timer);
     };
   }, [picked]);
-  return { compared, error };
+  // Nothing picked: nothing to compare, whatever the last answer held.
+  return { compared: picked.length ? compared : [], error };
 }
 
 function ComparePicker({
@@ -60,11 +64,13 @@ function ComparePicker({
 }) {
   const { t, i18n } = useTranslation();
   const [tasks, setTasks] = useState<TaskPublic[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
   useEffect(() => {
     listTasks(null, 0, 100)
       .then((page) => setTasks(page.data.filter((task) => task.id !== taskId)))
-      .catch((reason: unknown) => setError(messageOf(reason)));
+      .catch((reason: unknown) => setFailure(reason));
   }, [taskId]);
   const ids = new Set(picked.map((task) => task.id));
   const toggle = (task: TaskPublic) =>

@@ -1,13 +1,16 @@
 import { Background, Controls, ReactFlow, ReactFlowProvider } from '@xyflow/react';
-import { useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { validateGraph } from '../../api/endpoints';
-import type { GraphSpec } from '../../api/types';
+import { validateGraph } from '../../api/graphs';
+import type { GraphSpec, JsonObject, JsonValue } from '../../api/types';
 import { useCatalog } from '../catalog/CatalogProvider';
 import { edgeTypes } from '../editor/edges/ShapeEdgeView';
 import { createEditorViewStore, EditorViewContext, type EditorView } from '../editor/EditorContext';
 import { graphToFlow } from '../editor/logic/convert';
+import { nodeTitle } from '../editor/logic/connection';
+import { fieldApplies, fieldsFromSchema, optionLabel } from '../editor/logic/schemaForm';
 import { nodeTypes } from '../editor/nodes/nodeTypes';
+import { useFlowAriaLabels, useNamedEdges } from '../../i18n/flow';
 
 const NO_ERRORS = new Map();
 
@@ -31,6 +34,15 @@ export function GraphPanel({ graph }: { graph: GraphSpec }) {
     () => ({ catalog: catalog.index, errorsByNode: NO_ERRORS, shapes }),
     [catalog.index, shapes],
   );
+  const titleOf = useCallback(
+    (nodeId: string) => {
+      const node = flow.nodes.find((n) => n.id === nodeId);
+      return node ? nodeTitle(node, catalog.index) : null;
+    },
+    [flow.nodes, catalog.index],
+  );
+  const edges = useNamedEdges(flow.edges, titleOf);
+  const flowLabels = useFlowAriaLabels();
   // The editor's node cards read the catalog and shapes from a small store (EditorContext.ts).
   const [store] = useState(() => createEditorViewStore(view));
   useEffect(() => store.set(view), [store, view]);
@@ -41,7 +53,8 @@ export function GraphPanel({ graph }: { graph: GraphSpec }) {
         <ReactFlowProvider>
           <ReactFlow
             nodes={flow.nodes}
-            edges={flow.edges}
+            edges={edges}
+            ariaLabelConfig={flowLabels}
             nodeTypes={nodeTypes}
             edgeTypes={edgeTypes}
             nodesDraggable={false}
@@ -74,19 +87,47 @@ function display(value: unknown): string {
 }
 
 /** The train node's settings as run (defaults filled in) and the task's resources. */
+/** Facts that are identifiers, shown as they are (and left alone by translators). */
+const IDENTIFIERS = new Set(['id', 'graph_id']);
+
 export function ConfigPanel({ config, extra }: { config: Record<string, unknown>; extra: Record<string, unknown> }) {
   const { t } = useTranslation();
+  const catalog = useCatalog();
+  // The train node's own form describes its settings: titles, choice labels, what applies.
+  const schema = [...catalog.index.byType.values()].find((entry) => entry.category === 'train')?.params_schema;
+  const fields = useMemo(() => (schema ? fieldsFromSchema(schema) : []), [schema]);
+  const params = config as JsonObject;
+  const setting = (key: string, value: unknown) => {
+    const field = fields.find((candidate) => candidate.name === key);
+    if (!field) return { title: key, value: display(value), applies: true };
+    const shown =
+      typeof value === 'boolean'
+        ? t(value ? 'props.on' : 'props.off')
+        : field.options
+          ? optionLabel(field, value as JsonValue)
+          : display(value);
+    return { title: field.title, value: shown, applies: fieldApplies(field, fields, params) };
+  };
+  const fact = (key: string, value: unknown) =>
+    key === 'resources' && value && typeof value === 'object'
+      ? Object.entries(value)
+          .map(([name, amount]) => `${t(`monitor.resource.${name}`, { defaultValue: name })} ${display(amount)}`)
+          .join(' · ')
+      : display(value);
   return (
     <div className="config">
       <div className="chart-card">
         <h3>{t('monitor.trainSettings')}</h3>
         <dl className="facts">
-          {Object.entries(config).map(([key, value]) => (
-            <div key={key}>
-              <dt>{key}</dt>
-              <dd>{display(value)}</dd>
-            </div>
-          ))}
+          {Object.entries(config)
+            .map(([key, value]) => [key, setting(key, value)] as const)
+            .filter(([, shown]) => shown.applies)
+            .map(([key, shown]) => (
+              <div key={key} data-setting={key}>
+                <dt>{shown.title}</dt>
+                <dd>{shown.value}</dd>
+              </div>
+            ))}
         </dl>
       </div>
       <div className="chart-card">
@@ -95,7 +136,7 @@ export function ConfigPanel({ config, extra }: { config: Record<string, unknown>
           {Object.entries(extra).map(([key, value]) => (
             <div key={key}>
               <dt>{t(`monitor.fact.${key}`, { defaultValue: key })}</dt>
-              <dd>{display(value)}</dd>
+              <dd translate={IDENTIFIERS.has(key) ? 'no' : undefined}>{fact(key, value)}</dd>
             </div>
           ))}
         </dl>

@@ -29,9 +29,11 @@ export function LogPanel({ taskId, active }: { taskId: string; active: boolean }
           {t('monitor.logFailed', { message: log.error })}
         </p>
       )}
+      {/* The run's log.txt as written (English, like any program's log): not for translators. */}
       <pre
         ref={pre}
         className="log__text"
+        translate="no"
         tabIndex={0}
         aria-label={t('monitor.logLabel')}
         onScroll={(event) => {

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, navigate } from '../../app/router';
 import { pathFor } from '../../app/routes';
@@ -16,7 +16,9 @@ import { LogPanel } from './LogPanel';
 import { ResultsPanel } from './ResultsPanel';
 import { buildSeries, currentStep, latestEpochValue, progressShare } from './series';
 import { useTaskEvents, type Connection } from './useTaskEvents';
+import { statusNotes } from './statusLine';
 import './monitor.css';
+import { failureText } from '../tasks/failureText';
 
 const TABS = ['curves', 'results', 'graph', 'config', 'log'] as const;
 type Tab = (typeof TABS)[number];
@@ -79,6 +81,8 @@ function PredictLink({ taskId, succeeded }: { taskId: string; succeeded: boolean
 
 export default function MonitorPage({ taskId }: { taskId: string }) {
   const { t, i18n } = useTranslation();
+  // "cpu", "cuda:0" are hardware names, written as such; "auto" is a choice still to be made.
+  const deviceName = (device: string) => (device === 'auto' ? t('monitor.deviceAuto') : device.toUpperCase());
   const notify = useNotify();
   const [tab, setTab] = useState<Tab>('curves');
   const [confirmDelete, setConfirmDelete] = useState(false);
@@ -106,7 +110,9 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
   // stream ended says it is active (the one on screen when it ended may predate the end).
   const endedWith = useRef<unknown>(null);
   const shown = useRef(detail.data);
-  shown.current = detail.data;
+  useLayoutEffect(() => {
+    shown.current = detail.data;
+  }, [detail.data]);
   useEffect(() => {
     if (connection === 'ended') endedWith.current = shown.current;
   }, [connection]);
@@ -175,7 +181,7 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
         <div className="monitor__actions">
           <PredictLink taskId={task.id} succeeded={status === 'SUCCEEDED'} />
           <TaskActions
-            task={{ ...task, status: status ?? task.status }}
+            task={{ ...task, status: status ?? task.status, error }}
             actions={actions}
             onDelete={() => setConfirmDelete(true)}
           />
@@ -184,11 +190,22 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
       <p className="monitor__meta muted">
         {t('monitor.meta', {
           created: formatDate(task.created_at, i18n.language),
-          attempts: task.attempts,
-          max: task.max_attempts,
-          device: String(state.start?.device ?? task.config.device ?? '—'),
+          device: deviceName(String(state.start?.device ?? task.config.device ?? '—')),
         })}
-        {state.statusMessage && ` · ${state.statusMessage}`}
+        {/* A resume the user asked for is no failure: only crash retries are counted. */}
+        {task.retries > 0 && ` · ${t('monitor.retry', { retry: task.retries, max: task.max_retries })}`}
+        {statusNotes(
+          {
+            status,
+            statusMessage: state.statusMessage ?? null,
+            resumedFromEpoch:
+              typeof state.start?.resumed_from_epoch === 'number' ? state.start.resumed_from_epoch : null,
+            epoch: epochNow,
+            epochs,
+          },
+          t,
+          i18n.language,
+        ).map((note) => ` · ${note}`)}
       </p>
 
       <div className="monitor__progress">
@@ -205,8 +222,8 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
 
       {error && (
         <div className="monitor__error" role="alert">
-          <strong>{t('monitor.failedTitle')}</strong> {error.message}
-          {error.code && <code>{error.code}</code>}
+          <strong>{t('monitor.failedTitle')}</strong> {failureText(error, t, i18n.language)}
+          {error.code && <code translate="no">{error.code}</code>}
           {error.node_id && <span className="muted"> · {t('monitor.node', { node: error.node_id })}</span>}
         </div>
       )}
@@ -217,7 +234,7 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
         <Kpi label={t('monitor.testAccuracy')} value={formatPercent(testAcc)} testId="test-accuracy" />
         <Kpi label={t('monitor.samplesPerS')} value={formatNumber(latestEpochValue(state, 'samples_per_s'))} />
         <Kpi label={t('monitor.epochTime')} value={formatDuration(latestEpochValue(state, 'epoch_time_s'))} />
-        <Kpi label={t('monitor.peakMemory')} value={memory ? `${Math.round(memory)} MB` : '—'} />
+        <Kpi label={t('monitor.peakMemory')} value={memory ? `${Math.round(memory)} MiB` : '—'} />
         <Kpi
           label={t('monitor.lrNow')}
           value={formatNumber(latestEpochValue(state, 'lr') ?? state.steps[state.steps.length - 1]?.values.lr)}
@@ -259,7 +276,7 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
               graph_id: task.graph_id,
               priority: task.priority,
               resources: task.resources,
-              attempts: `${task.attempts} / ${task.max_attempts}`,
+              attempts: task.retries > 0 ? `${task.retries} / ${task.max_retries}` : t('monitor.noRetries'),
               started_at: formatDate(task.started_at, i18n.language),
               finished_at: formatDate(task.finished_at, i18n.language),
               trainable_parameters: state.start?.trainable_parameters ?? null,

@@ -2,9 +2,10 @@ import { useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { getReport, type TaskReport } from '../tasks/api';
 import { formatDuration, formatNumber, formatPercent } from '../tasks/format';
-import { messageOf, PageState } from '../tasks/widgets';
+import { PageState } from '../tasks/widgets';
 import { confusionOption } from './chartOptions';
 import { EChart } from './EChart';
+import { errorText } from '../../i18n/errorText';
 
 interface Props {
   taskId: string;
@@ -25,7 +26,9 @@ function Metric({ label, value, hint }: { label: string; value: string; hint?: s
 export function ResultsPanel({ taskId, status, version }: Props) {
   const { t } = useTranslation();
   const [report, setReport] = useState<TaskReport | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
   const [normalized, setNormalized] = useState(false);
   const finished = status === 'SUCCEEDED';
 
@@ -36,17 +39,17 @@ export function ResultsPanel({ taskId, status, version }: Props) {
       .then((value) => {
         if (cancelled) return;
         setReport(value);
-        setError(null);
+        setFailure(null);
       })
       .catch((reason: unknown) => {
-        if (!cancelled) setError(messageOf(reason));
+        if (!cancelled) setFailure(reason);
       });
     return () => {
       cancelled = true;
     };
   }, [taskId, finished, version]);
 
-  const classes = report?.classes ?? [];
+  const classes = useMemo(() => report?.classes ?? [], [report]);
   const matrix = report?.confusion_matrix;
   const option = useMemo(
     () =>
@@ -81,7 +84,7 @@ export function ResultsPanel({ taskId, status, version }: Props) {
         <Metric
           label={t('monitor.bestEpoch')}
           value={report.best_epoch != null ? String(report.best_epoch) : '—'}
-          hint={report.monitor}
+          hint={report.monitor ? t(`monitor.bestBy.${report.monitor}`, { defaultValue: report.monitor }) : undefined}
         />
         <Metric label={t('monitor.trainTime')} value={formatDuration(report.timings?.train_s)} />
       </div>

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { confusionOption, countPoints, lineChartOption, rowShares, type LineSpec } from './chartOptions';
+import {
+  axisFormatter,
+  confusionOption,
+  countPoints,
+  lineChartOption,
+  niceStep,
+  rowShares,
+  type LineSpec,
+} from './chartOptions';
 
 const lines: LineSpec[] = [
   {
@@ -52,6 +60,64 @@ describe('lineChartOption', () => {
     expect(option.yAxis).toHaveLength(2);
     expect(option.yAxis[0]!.min).toBe(0);
     expect(option.series[0]!.yAxisIndex).toBe(1);
+  });
+});
+
+describe('axes and legend', () => {
+  const compared = (count: number): LineSpec[] =>
+    Array.from({ length: count }, (_, i) => ({
+      name: `a long task name number ${i} (val.)`,
+      data: [
+        [1, 0.5 + i / 10],
+        [2, 0.4 + i / 10],
+      ],
+      kind: 'compare',
+      color: '#222',
+    }));
+
+  it('keeps axis names out of the legend band, however many runs are compared', () => {
+    const option = lineChartOption({
+      lines: compared(5),
+      xName: 'epoch',
+      yName: 'loss',
+      rightName: 's',
+      emptyText: '',
+    });
+    expect(option.legend.type).toBe('scroll');
+    expect(option.grid.top).toBeGreaterThanOrEqual(option.legend.top + option.legend.height);
+    for (const axis of option.yAxis) expect(axis.nameLocation).toBe('middle');
+    expect(option.xAxis.nameLocation).toBe('middle');
+  });
+
+  it('formats every label of an axis alike, from its range', () => {
+    const labels = (values: number[], ticks: number[], options = {}) => ticks.map(axisFormatter(values, options));
+    expect(labels([0.1, 0.2], [0.1, 0.12, 0.14, 0.2])).toEqual(['0.10', '0.12', '0.14', '0.20']);
+    expect(labels([0.15, 2.3], [0, 0.5, 1, 1.5, 2])).toEqual(['0.0', '0.5', '1.0', '1.5', '2.0']);
+    expect(labels([12, 480], [0, 100, 200], { zeroBased: true })).toEqual(['0', '100', '200']);
+    expect(labels([0.3], [0.2, 0.3, 0.4], { percent: true })).toEqual(['20%', '30%', '40%']);
+    expect(labels([0.95, 0.99], [0.9, 1], { percent: true })).toEqual(['90%', '100%']);
+    // Learning rates: exponent form on the whole axis, the zero included as plain 0.
+    expect(labels([1e-4, 5e-4], [0, 2e-4, 5e-4])).toEqual(['0', '2e-4', '5e-4']);
+    expect(labels([2e5, 9e5], [2e5, 5e5])).toEqual(['2e+5', '5e+5']);
+    // One value: the axis spans half of it each side, as ECharts draws it.
+    expect(labels([0.7], [0.4, 0.7, 1])).toEqual(['0.4', '0.7', '1.0']);
+    expect(niceStep(0.023)).toBe(0.02);
+    expect(niceStep(370)).toBe(300);
+  });
+
+  it('draws a curve of a single point (a one-epoch run) as a marker, not a speck', () => {
+    const one: LineSpec[] = [
+      { name: 'val', data: [[1, 0.8]], kind: 'epochs', color: '#111' },
+      { name: 'steps', data: [[0.5, 0.9]], kind: 'steps', color: '#000' },
+      { name: 'other', data: [[1, 0.7]], kind: 'compare', color: '#222' },
+    ];
+    const series = lineChartOption({ lines: one, xName: 'epoch', yName: 'acc', emptyText: '', xMax: 1 }).series;
+    for (const item of series) {
+      expect(item.showSymbol).toBe(true);
+      expect(item.symbolSize).toBeGreaterThanOrEqual(6);
+    }
+    expect(series[0]!.symbolSize).toBeGreaterThanOrEqual(10);
+    expect(series[2]!.symbolSize).toBeGreaterThanOrEqual(10);
   });
 });
 

@@ -36,6 +36,44 @@ function formatValue(value: number, percent: boolean): string {
   return String(Number(value.toPrecision(4)));
 }
 
+const SPLITS = 5;
+
+/** ECharts' nice(): 1, 2, 3, 5 or 10 times a power of ten (its tick interval for span / splits). */
+export function niceStep(value: number): number {
+  const exp10 = 10 ** Math.floor(Math.log10(value));
+  const f = value / exp10;
+  const nice = f < 1.5 ? 1 : f < 2.5 ? 2 : f < 4 ? 3 : f < 7 ? 5 : 10;
+  return Number((nice * exp10).toPrecision(12));
+}
+
+/**
+ * One formatter for every label of an axis, from the range its ticks cover: the same decimals on
+ * each (so "0.10, 0.15, 0.20", never "0.1, 0.15, 0.2"), percentages alike, and exponent form for
+ * the whole axis when its values are tiny or huge. `values` are the data on the axis; the tick
+ * step is the one ECharts picks for their extent (SPLITS intervals).
+ */
+export function axisFormatter(
+  values: readonly number[],
+  { percent = false, zeroBased = false }: { percent?: boolean; zeroBased?: boolean } = {},
+): (value: number) => string {
+  const finite = values.filter(Number.isFinite);
+  let lo = percent ? 0 : Math.min(...finite, ...(zeroBased ? [0] : []));
+  let hi = percent ? 1 : Math.max(...finite, ...(zeroBased ? [0] : []));
+  if (!finite.length && !percent) [lo, hi] = [0, 1];
+  // As ECharts does with a single value: the axis spans half of it on each side.
+  const span = hi - lo || Math.abs(hi) || 1;
+  const step = niceStep((percent ? span * 100 : span) / SPLITS);
+  const decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+  if (percent) return (value) => `${(value * 100).toFixed(decimals)}%`;
+  const size = Math.max(Math.abs(lo), Math.abs(hi));
+  if (size >= 1e5 || (size > 0 && size < 1e-3)) {
+    // Mantissa decimals enough for the step at the axis's magnitude.
+    const digits = Math.max(0, Math.floor(Math.log10(size)) - Math.floor(Math.log10(step)));
+    return (value) => (value === 0 ? '0' : value.toExponential(Math.min(digits, 3)));
+  }
+  return (value) => value.toFixed(decimals);
+}
+
 function lineSeries(line: LineSpec) {
   const base = {
     name: line.name,
@@ -44,6 +82,18 @@ function lineSeries(line: LineSpec) {
     yAxisIndex: line.rightAxis ? 1 : 0,
     color: line.color,
   };
+  if (line.data.length === 1) {
+    // A one-epoch run has one point per curve, and a line of one point is a speck: draw a marker.
+    return {
+      ...base,
+      showSymbol: true,
+      symbol: line.kind === 'compare' ? 'emptyDiamond' : 'circle',
+      symbolSize: line.kind === 'steps' ? 6 : 11,
+      lineStyle: { width: 2 },
+      itemStyle: { opacity: 1 },
+      z: line.kind === 'epochs' ? 3 : 2,
+    };
+  }
   switch (line.kind) {
     case 'steps':
       // Many noisy points: a thin translucent line under the epoch points (dots while still few).
@@ -57,9 +107,16 @@ function lineSeries(line: LineSpec) {
         sampling: 'lttb',
       };
     case 'epochs':
-      return { ...base, symbol: 'circle', symbolSize: 7, lineStyle: { width: 2 }, z: 3 };
+      return { ...base, showSymbol: true, symbol: 'circle', symbolSize: 7, lineStyle: { width: 2 }, z: 3 };
     case 'compare':
-      return { ...base, symbol: 'emptyCircle', symbolSize: 5, lineStyle: { width: 1.5, type: 'dashed' }, z: 2 };
+      return {
+        ...base,
+        showSymbol: true,
+        symbol: 'emptyCircle',
+        symbolSize: 5,
+        lineStyle: { width: 1.5, type: 'dashed' },
+        z: 2,
+      };
   }
 }
 
@@ -67,25 +124,39 @@ export function countPoints(lines: readonly LineSpec[]): number {
   return lines.reduce((sum, line) => sum + line.data.length, 0);
 }
 
+/** The legend's band at the top; the plot (and every axis name) stays below it. */
+const LEGEND_TOP = 4;
+const LEGEND_HEIGHT = 18;
+
 export function lineChartOption(spec: LineChartSpec) {
   const percent = spec.percent ?? false;
   const hasData = countPoints(spec.lines) > 0;
-  const yAxis = (name: string, right = false) => ({
-    type: 'value',
-    name,
-    position: right ? 'right' : 'left',
-    nameTextStyle: { color: '#667085', fontSize: 11, align: right ? 'right' : 'left' },
-    scale: !percent && !spec.zeroBased,
-    min: percent || spec.zeroBased ? 0 : undefined,
-    max: percent ? 1 : undefined,
-    axisLabel: { ...AXIS_LABEL, formatter: (value: number) => formatValue(value, percent) },
-    splitLine: right ? { show: false } : SPLIT_LINE,
-  });
+  const yAxis = (name: string, right = false) => {
+    const values = spec.lines
+      .filter((line) => !!line.rightAxis === right)
+      .flatMap((line) => line.data.map((p) => p[1]));
+    return {
+      type: 'value',
+      name,
+      // Along the axis, rotated: an axis name above the plot would sit in the legend's band.
+      nameLocation: 'middle',
+      nameGap: right ? 40 : 42,
+      nameRotate: right ? -90 : 90,
+      nameTextStyle: { color: '#667085', fontSize: 11 },
+      scale: !percent && !spec.zeroBased,
+      min: percent || spec.zeroBased ? 0 : undefined,
+      max: percent ? 1 : undefined,
+      splitNumber: SPLITS,
+      axisLabel: { ...AXIS_LABEL, formatter: axisFormatter(values, { percent, zeroBased: spec.zeroBased }) },
+      splitLine: right ? { show: false } : SPLIT_LINE,
+    };
+  };
   return {
     animation: false,
-    grid: { left: 52, right: spec.rightName ? 56 : 18, top: 40, bottom: 34 },
+    grid: { left: 62, right: spec.rightName ? 62 : 18, top: LEGEND_TOP + LEGEND_HEIGHT + 12, bottom: 34 },
     legend: {
-      top: 4,
+      top: LEGEND_TOP,
+      height: LEGEND_HEIGHT,
       left: 'center',
       itemWidth: 14,
       itemHeight: 8,

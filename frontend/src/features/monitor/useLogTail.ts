@@ -1,5 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { getLogs } from '../tasks/api';
+import { useTranslation } from 'react-i18next';
+import { errorText } from '../../i18n/errorText';
 
 const POLL_MS = 2000;
 /** The log kept in the page; older lines are dropped (the full log stays on the server). */
@@ -15,7 +17,10 @@ export function trimLog(text: string, max = MAX_CHARS): string {
 export function useLogTail(taskId: string, follow: boolean): { text: string; size: number; error: string | null } {
   const [text, setText] = useState('');
   const [size, setSize] = useState(0);
-  const [error, setError] = useState<string | null>(null);
+  const { t } = useTranslation();
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
   const offset = useRef(0);
 
   useEffect(() => {
@@ -36,11 +41,11 @@ export function useLogTail(taskId: string, follow: boolean): { text: string; siz
           offset.current = chunk.next_offset;
           setSize(chunk.size);
           if (chunk.text) setText((previous) => trimLog(previous + chunk.text));
-          setError(null);
+          setFailure(null);
           if (chunk.next_offset >= chunk.size || !chunk.text) break;
         }
       } catch (reason) {
-        if (!cancelled) setError(reason instanceof Error ? reason.message : String(reason));
+        if (!cancelled) setFailure(reason);
       }
       if (!cancelled && follow) timer = window.setTimeout(() => void read(), POLL_MS);
     };

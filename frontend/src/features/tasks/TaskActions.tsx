@@ -7,7 +7,8 @@ import { useNotify } from '../../ui/toast';
 import { cloneTask, getTask, retryTask, stopTask, type TaskPublic } from './api';
 import { taskActions } from './format';
 import { canvasHasWork, openGraphInEditor } from './openInEditor';
-import { ConfirmDialog, messageOf } from './widgets';
+import { ConfirmDialog } from './widgets';
+import { errorText } from '../../i18n/errorText';
 
 type Action = 'stop' | 'retry' | 'edit' | 'retrain';
 
@@ -55,31 +56,35 @@ export function useTaskActions(onChanged: () => void): TaskActionHandlers {
       work()
         .then(onChanged)
         .catch((reason: unknown) =>
-          notify({ kind: 'error', title: t(`tasks.failed.${action}`), message: messageOf(reason) }),
+          notify({ kind: 'error', title: t(`tasks.failed.${action}`), message: errorText(reason, t) }),
         )
         .finally(() => setBusy((map) => ({ ...map, [task.id]: undefined })));
     },
     [notify, onChanged, t],
   );
 
-  const dialog = pending && (
-    <ConfirmDialog
-      title={t('tasks.replaceTitle')}
-      body={<p>{t('tasks.replaceBody', { name: pending.name })}</p>}
-      confirmLabel={t('tasks.replace')}
-      danger={false}
-      onClose={() => setPending(null)}
-      onConfirm={async () => {
-        if (!openGraphInEditor(pending.graph, pending.name)) throw new Error(t('tasks.storageFull'));
-      }}
-    />
+  const dialog = useMemo(
+    () =>
+      pending && (
+        <ConfirmDialog
+          title={t('tasks.replaceTitle')}
+          body={<p>{t('tasks.replaceBody', { name: pending.name })}</p>}
+          confirmLabel={t('tasks.replace')}
+          danger={false}
+          onClose={() => setPending(null)}
+          onConfirm={async () => {
+            if (!openGraphInEditor(pending.graph, pending.name)) throw new Error(t('tasks.storageFull'));
+          }}
+        />
+      ),
+    [pending, t],
   );
 
   return useMemo(() => ({ busy, run, dialog }), [busy, run, dialog]);
 }
 
 interface Props {
-  task: { id: string; name: string; status: string };
+  task: { id: string; name: string; status: string; error?: { code: string } | null };
   actions: TaskActionHandlers;
   onDelete: () => void;
   compact?: boolean;
@@ -88,12 +93,27 @@ interface Props {
 /** The buttons of one task; those its status does not allow are left out. */
 export function TaskActions({ task, actions, onDelete, compact = false }: Props) {
   const { t } = useTranslation();
-  const allowed = taskActions(task.status);
+  const allowed = taskActions(task.status, task.error?.code ?? null);
   const busy = actions.busy[task.id];
   const size = compact ? ' btn--small' : '';
   const label = (key: string) => `${t(key)}: ${task.name}`;
+  // A graph or data error: the fix is in the editor, so that button leads, as the primary one.
+  const edit = (
+    <button
+      type="button"
+      className={`btn${allowed.editFirst ? ' btn--primary' : ''}${size}`}
+      disabled={!!busy}
+      onClick={() => actions.run(task, 'edit')}
+      aria-label={compact ? label('tasks.openInEditor') : undefined}
+      title={t('tasks.openInEditorHelp')}
+      data-action="edit"
+    >
+      {t('tasks.openInEditor')}
+    </button>
+  );
   return (
     <div className="actions" role="group" aria-label={t('tasks.actionsFor', { name: task.name })}>
+      {allowed.editFirst && edit}
       {allowed.stop && (
         <button
           type="button"
@@ -119,17 +139,7 @@ export function TaskActions({ task, actions, onDelete, compact = false }: Props)
           {t('tasks.resume')}
         </button>
       )}
-      <button
-        type="button"
-        className={`btn${size}`}
-        disabled={!!busy}
-        onClick={() => actions.run(task, 'edit')}
-        aria-label={compact ? label('tasks.openInEditor') : undefined}
-        title={t('tasks.openInEditorHelp')}
-        data-action="edit"
-      >
-        {t('tasks.openInEditor')}
-      </button>
+      {!allowed.editFirst && edit}
       <button
         type="button"
         className={`btn${size}`}

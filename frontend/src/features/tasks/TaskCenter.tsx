@@ -24,6 +24,7 @@ import {
 import { TaskActions, useTaskActions } from './TaskActions';
 import { useNow, usePolling } from './usePolling';
 import { ConfirmDialog, PageState, ProgressBar, StatusBadge } from './widgets';
+import { failureText } from './failureText';
 
 const PAGE_SIZE = 50;
 const LIVE_MS = 3000;
@@ -56,7 +57,7 @@ export default function TaskCenter() {
 
   const fetcher = useCallback(() => listTasks(status, page * PAGE_SIZE, PAGE_SIZE, order), [status, page, order]);
   const polled = usePolling(fetcher, live ? LIVE_MS : IDLE_MS, `${status ?? 'all'}:${order}:${page}`);
-  const tasks = polled.data?.data ?? [];
+  const tasks = useMemo(() => polled.data?.data ?? [], [polled.data]);
   const anyActive = tasks.some((task) => isActive(task.status));
   if (anyActive !== live) setLive(anyActive);
   const now = useNow(1000, anyActive);
@@ -190,8 +191,8 @@ export default function TaskCenter() {
                         {task.name}
                       </Link>
                       {task.error && (
-                        <span className="row-error" title={task.error.message}>
-                          {task.error.message}
+                        <span className="row-error" title={failureText(task.error, t, i18n.language)}>
+                          {failureText(task.error, t, i18n.language)}
                         </span>
                       )}
                     </td>

@@ -37,6 +37,9 @@ const task = (over: Partial<TaskPublic>): TaskPublic => ({
   finished_at: '2026-01-01T10:01:05Z',
   heartbeat_at: null,
   elapsed_s: 60,
+  continued: false,
+  retries: 0,
+  max_retries: 2,
   ...over,
 });
 
@@ -50,16 +53,36 @@ describe('status formatting', () => {
       'warn',
       'neutral',
     ]);
-    expect(taskActions('RUNNING')).toEqual({ stop: true, retry: false });
-    expect(taskActions('FAILED')).toEqual({ stop: false, retry: true });
-    expect(taskActions('SUCCEEDED')).toEqual({ stop: false, retry: false });
+    expect(taskActions('RUNNING')).toEqual({ stop: true, retry: false, editFirst: false });
+    expect(taskActions('FAILED')).toEqual({ stop: false, retry: true, editFirst: false });
+    expect(taskActions('SUCCEEDED')).toEqual({ stop: false, retry: false, editFirst: false });
     expect(isFinal('STOPPED')).toBe(true);
     expect(isFinal('QUEUED')).toBe(false);
+  });
+
+  it('offers Resume only for failures a retry can fix, and the editor for graph and data errors', () => {
+    for (const code of [
+      'non_finite',
+      'graph_invalid',
+      'expression_failed',
+      'dataset_invalid',
+      'layer_failed',
+      'loss_not_finite',
+    ]) {
+      expect(taskActions('FAILED', code)).toEqual({ stop: false, retry: false, editFirst: true });
+    }
+    for (const code of ['infrastructure_failed', 'worker_lost', 'out_of_memory', 'a_new_code']) {
+      expect(taskActions('FAILED', code)).toEqual({ stop: false, retry: true, editFirst: false });
+    }
+    expect(taskActions('STOPPED', null).retry).toBe(true);
   });
 
   it('formats durations, shares, numbers and sizes', () => {
     expect(formatDuration(null)).toBe('—');
     expect(formatDuration(3.24)).toBe('3.2 s');
+    expect(formatDuration(0.35)).toBe('350 ms');
+    expect(formatDuration(0.0004)).toBe('0 ms');
+    expect(formatDuration(0.9996)).toBe('1.0 s');
     expect(formatDuration(42)).toBe('42 s');
     expect(formatDuration(185)).toBe('3 min 05 s');
     expect(formatDuration(7440)).toBe('2 h 04 min');
@@ -69,8 +92,13 @@ describe('status formatting', () => {
     expect(formatNumber(0.00001234)).toBe('1.23e-5');
     expect(formatNumber(12)).toBe('12');
     expect(formatBytes(512)).toBe('512 B');
-    expect(formatBytes(1536)).toBe('1.5 KB');
-    expect(formatBytes(50 * 1024 * 1024)).toBe('50 MB');
+    expect(formatBytes(1536)).toBe('1.5 KiB');
+    expect(formatBytes(50 * 1024 * 1024)).toBe('50 MiB');
+  });
+
+  it('writes sizes in binary units, as the server and README count quotas', () => {
+    expect(formatBytes(20 * 1024 ** 3)).toBe('20 GiB');
+    expect(formatBytes(3 * 1024 ** 4)).toBe('3.0 TiB');
   });
 
   it('reads server times with and without a zone as UTC', () => {

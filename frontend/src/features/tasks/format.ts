@@ -32,13 +32,47 @@ export function isActive(status: string | null | undefined): boolean {
 }
 
 /** What a task can do next, from its status (the server refuses the others with 409). */
-export function taskActions(status: string): { stop: boolean; retry: boolean } {
-  return { stop: isActive(status), retry: status === 'FAILED' || status === 'STOPPED' };
+/**
+ * Failures of the graph, its parameters or its data: resuming from the checkpoint meets the same
+ * error again, so such a task offers "Open in editor" instead of Resume. Codes not listed (the
+ * infrastructure, a lost worker, memory, unknown new codes) keep Resume.
+ */
+const NOT_RETRYABLE: ReadonlySet<string> = new Set([
+  'graph_invalid',
+  'layer_failed',
+  'expression_failed',
+  'dataset_invalid',
+  'dataset_path_forbidden',
+  'checkpoint_invalid',
+  'cuda_unavailable',
+  'loss_not_finite',
+  'non_finite',
+  'folder_deleted',
+  'param_invalid',
+  'schema_invalid',
+  'graph_too_large',
+  'value_too_long',
+]);
+
+/** Which buttons a task offers; `edit` first and prominent when only a change of the graph can help. */
+export function taskActions(
+  status: string,
+  errorCode: string | null = null,
+): { stop: boolean; retry: boolean; editFirst: boolean } {
+  const fixInEditor = status === 'FAILED' && errorCode !== null && NOT_RETRYABLE.has(errorCode);
+  return {
+    stop: isActive(status),
+    retry: status === 'STOPPED' || (status === 'FAILED' && !fixInEditor),
+    editFirst: fixInEditor,
+  };
 }
 
-/** "42 s", "3 min 05 s", "2 h 04 min"; an em dash when unknown. */
+/** "350 ms", "4.2 s", "42 s", "3 min 05 s", "2 h 04 min"; an em dash when unknown. */
 export function formatDuration(seconds: number | null | undefined): string {
   if (seconds == null || !Number.isFinite(seconds) || seconds < 0) return '—';
+  // Below a second, tenths of a second would read "0.0 s" for a quick task.
+  const ms = Math.round(seconds * 1000);
+  if (ms < 1000) return `${ms} ms`;
   if (seconds < 10) return `${seconds.toFixed(1)} s`;
   const whole = Math.round(seconds);
   if (whole < 60) return `${whole} s`;
@@ -63,9 +97,10 @@ export function formatNumber(value: number | null | undefined): string {
   return String(Number(value.toPrecision(4)));
 }
 
+/** Binary units (KiB, MiB, GiB): the server and its settings count quotas and caps in powers of 1024. */
 export function formatBytes(bytes: number | null | undefined): string {
   if (bytes == null || !Number.isFinite(bytes)) return '—';
-  const units = ['B', 'KB', 'MB', 'GB'];
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
   let unit = 0;
   while (value >= 1024 && unit < units.length - 1) {

@@ -1,20 +1,18 @@
-// "Open in editor": the task's graph snapshot becomes the editor's draft. The editor reads its
-// draft from localStorage when it mounts (src/features/editor/storage.ts), so writing the draft
-// and then changing page is the whole hand-over. The copy is not linked to a saved graph: the
-// snapshot may differ from that graph's current version, and saving it makes a new graph.
+// "Open in editor": the task's graph snapshot replaces the graph open in the editor. The editor
+// makes the change itself when it opens (one undoable step), so it stays the only writer of the
+// open graph. The copy is not linked to a saved graph: the snapshot may differ from that graph's
+// current version, and saving it makes a new graph.
 import { navigate } from '../../app/router';
 import type { GraphSpec } from '../../api/types';
-import { loadDraft, saveDraft, storeLink } from '../editor/storage';
+import { openGraphState, requestEdit } from '../editor/storage';
 
-/** Whether opening a graph would replace work on the canvas (a non-empty draft). */
+/** Whether opening a graph would replace unsaved work on the canvas: then the user is asked. */
 export function canvasHasWork(): boolean {
-  return (loadDraft()?.nodes.length ?? 0) > 0;
+  return openGraphState()?.unsaved ?? false;
 }
 
 export function openGraphInEditor(graph: GraphSpec, name: string): boolean {
-  const draft: GraphSpec = { ...graph, version: 1, name: name || graph.name || 'Untitled' };
-  if (!saveDraft(draft)) return false;
-  storeLink(null);
+  if (!requestEdit({ kind: 'graph', graph, name })) return false;
   navigate('/editor');
   return true;
 }

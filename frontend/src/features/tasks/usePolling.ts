@@ -1,4 +1,6 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { errorText } from '../../i18n/errorText';
 
 export interface Polled<T> {
   data: T | null;
@@ -14,18 +16,26 @@ export interface Polled<T> {
  */
 export function usePolling<T>(fetcher: () => Promise<T>, intervalMs: number | null, key: string): Polled<T> {
   const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { t } = useTranslation();
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
   const latest = useRef(fetcher);
-  latest.current = fetcher;
+  useLayoutEffect(() => {
+    latest.current = fetcher;
+  }, [fetcher]);
   const request = useRef(0);
 
-  useEffect(() => {
+  // A new key starts over: reset while rendering, so no frame shows the old key's data.
+  const [shownKey, setShownKey] = useState(key);
+  if (shownKey !== key) {
+    setShownKey(key);
     setData(null);
     setLoading(true);
-    setError(null);
-  }, [key]);
+    setFailure(null);
+  }
 
   useEffect(() => {
     let timer: number | undefined;
@@ -37,11 +47,11 @@ export function usePolling<T>(fetcher: () => Promise<T>, intervalMs: number | nu
         .then((value) => {
           if (cancelled || id !== request.current) return;
           setData(value);
-          setError(null);
+          setFailure(null);
         })
         .catch((reason: unknown) => {
           if (cancelled || id !== request.current) return;
-          setError(reason instanceof Error ? reason.message : String(reason));
+          setFailure(reason);
         })
         .finally(() => {
           if (cancelled || id !== request.current) return;

@@ -1,7 +1,5 @@
 // Small pieces shared by the task center, the monitor, the models and the datasets pages.
-import { useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Modal } from '../../ui/Modal';
 import { statusTone } from './format';
 import './workbench.css';
 
@@ -31,60 +29,8 @@ export function ProgressBar({ value, label }: { value: number; label: string }) 
   );
 }
 
-interface ConfirmProps {
-  title: string;
-  body: ReactNode;
-  confirmLabel: string;
-  onConfirm: () => Promise<void>;
-  onClose: () => void;
-  danger?: boolean;
-}
-
-/** "Are you sure?" with the action's own error shown in place when it fails. */
-export function ConfirmDialog({ title, body, confirmLabel, onConfirm, onClose, danger = true }: ConfirmProps) {
-  const { t } = useTranslation();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const confirm = () => {
-    setBusy(true);
-    setError(null);
-    onConfirm()
-      .then(onClose)
-      .catch((reason: unknown) => {
-        setError(reason instanceof Error ? reason.message : String(reason));
-        setBusy(false);
-      });
-  };
-  return (
-    <Modal
-      title={title}
-      onClose={onClose}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            {t('common.cancel')}
-          </button>
-          <button
-            type="button"
-            className={`btn ${danger ? 'btn--danger-solid' : 'btn--primary'}`}
-            onClick={confirm}
-            disabled={busy}
-            data-confirm
-          >
-            {confirmLabel}
-          </button>
-        </>
-      }
-    >
-      <div className="confirm__body">{body}</div>
-      {error && (
-        <p className="dialog-error" role="alert">
-          {error}
-        </p>
-      )}
-    </Modal>
-  );
-}
+// The confirm dialog is the app's own (ui/); re-exported for the pages that import it from here.
+export { ConfirmDialog } from '../../ui/ConfirmDialog';
 
 /** A page-level message: loading, empty, or an error with a retry button. */
 export function PageState({
@@ -107,9 +53,4 @@ export function PageState({
       )}
     </div>
   );
-}
-
-/** Error text of anything thrown. */
-export function messageOf(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason);
 }

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from safetensors import SafetensorError
 from torch import Tensor, nn
 
-from dragdl.engine.bundle.image import ImageError, ImageInput, load_image
+from dragdl.engine.bundle.image import ImageError, ImageInput, invert, load_image, needs_inversion
 from dragdl.engine.bundle.spec import BUNDLE_FORMAT, BUNDLE_VERSION, MANIFEST_NAME, EvalTransform, Manifest
 from dragdl.engine.bundle.writer import file_sha256
 from dragdl.engine.compile.plan import compile_network
@@ -49,6 +49,8 @@ class Prediction:
     top_k: list[ClassScore]
     probabilities: list[float]
     """One probability per class, in the order of `Bundle.classes`."""
+    inverted: bool = False
+    """The image was inverted (255 - value) to have the paper of the training images."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ class Prediction:
             "probability": self.probability,
             "top_k": [{"class": s.label, "probability": s.probability} for s in self.top_k],
             "probabilities": self.probabilities,
+            "inverted": self.inverted,
         }
 
 
@@ -83,10 +86,24 @@ class Bundle:
         """uint8 (C, H, W) as the dataset would have held it: channels converted, fixed size applied."""
         return load_image(image, self.manifest.input.channels, self.image_size)
 
-    def preprocess(self, image: ImageInput) -> Tensor:
-        """The float (C, H, W) network input, exactly as evaluation prepared images in training."""
+    def prepare(self, image: ImageInput, inverted: bool | None = None) -> tuple[Tensor, bool]:
+        """The float (C, H, W) network input, exactly as evaluation prepared images in training, and
+        whether the image was inverted first.
+
+        `inverted` None: inverted when its paper is the opposite of the training images' (dark ink on
+        white for a model trained on light strokes on black); True or False: as the caller says.
+        """
+        raw = self.load_image(image)
+        if inverted is None:
+            inverted = needs_inversion(raw, self.manifest.input.background)
+        if inverted:
+            raw = invert(raw)
         with torch.no_grad():
-            return to_float(apply_stages(self.stages, self.load_image(image)))
+            return to_float(apply_stages(self.stages, raw)), inverted
+
+    def preprocess(self, image: ImageInput, inverted: bool | None = None) -> Tensor:
+        """The network input of `prepare`."""
+        return self.prepare(image, inverted)[0]
 
     def logits(self, batch: Tensor) -> Tensor:
         """Network output for a preprocessed (N, C, H, W) batch, on the CPU."""
@@ -107,13 +124,18 @@ class Bundle:
         items = list(images) if isinstance(images, list | tuple) else [images]
         results: list[Prediction] = []
         for start in range(0, len(items), max(1, batch_size)):
-            inputs = [self.preprocess(image) for image in items[start : start + batch_size]]
-            results.extend(self.predict_preprocessed(inputs, top_k))
+            prepared = [self.prepare(image) for image in items[start : start + batch_size]]
+            inputs, flips = [x for x, _ in prepared], [flip for _, flip in prepared]
+            results.extend(self.predict_preprocessed(inputs, top_k, flips))
         return results
 
-    def predict_preprocessed(self, inputs: list[Tensor], top_k: int = 5) -> list[Prediction]:
-        """Predictions for outputs of `preprocess`, batched."""
-        return [self.ranked(row, top_k) for row in self.probabilities(inputs)]
+    def predict_preprocessed(
+        self, inputs: list[Tensor], top_k: int = 5, inverted: list[bool] | None = None
+    ) -> list[Prediction]:
+        """Predictions for outputs of `preprocess`, batched; `inverted` as `prepare` said for each."""
+        flips = inverted if inverted is not None else [False] * len(inputs)
+        rows = self.probabilities(inputs)
+        return [self.ranked(row, top_k, flip) for row, flip in zip(rows, flips, strict=True)]
 
     def probabilities(self, inputs: list[Tensor]) -> list[list[float]]:
         """The class probabilities of each output of `preprocess`, in as few forward passes as the
@@ -130,8 +152,9 @@ class Bundle:
                 rows[i] = row
         return rows
 
-    def ranked(self, probabilities: list[float], top_k: int = 5) -> Prediction:
-        """The prediction that a probability vector (one value per class) makes."""
+    def ranked(self, probabilities: list[float], top_k: int = 5, inverted: bool = False) -> Prediction:
+        """The prediction that a probability vector (one value per class) makes; `inverted` says
+        whether `prepare` inverted its image."""
         classes = self.manifest.classes
         k = max(1, min(top_k, len(classes)))
         order = sorted(range(len(probabilities)), key=probabilities.__getitem__, reverse=True)[:k]
@@ -142,6 +165,7 @@ class Bundle:
             probability=scores[0].probability,
             top_k=scores,
             probabilities=probabilities,
+            inverted=inverted,
         )
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 import numpy as np
 import torch
@@ -17,6 +18,15 @@ from dragdl.engine.data.files import DEFAULT_PIXEL_LIMIT, IMAGE_EXTENSIONS
 ImageInput: TypeAlias = "Image.Image | str | os.PathLike[str] | bytes | bytearray | memoryview | torch.Tensor"
 
 _WIDE_GRAY_MODES = frozenset({"I;16", "I;16B", "I;16L", "I;16N", "I"})
+
+Background: TypeAlias = Literal["dark", "light", "mixed"]
+"""The paper of images: dark (light ink on dark, as MNIST), light (dark ink on paper), or mixed
+(photos, or a dataset of both kinds: polarity says nothing then)."""
+
+POLARITY_SAMPLE = 512
+"""Training images looked at to decide their background (spread evenly over the dataset)."""
+_CONSISTENT = 0.9
+"""Share of the sampled images that must agree for a dataset to have one background."""
 
 
 class ImageError(ValueError):
@@ -116,3 +126,48 @@ def _from_tensor(image: torch.Tensor, channels: int) -> torch.Tensor:
     array = image.detach().cpu().permute(1, 2, 0).numpy()
     pil = Image.fromarray(array[..., 0] if array.shape[2] == 1 else array)
     return _from_pil(pil, channels, name=name)
+
+
+def border_brightness(image: torch.Tensor) -> float:
+    """Mean of the outer frame (a tenth of the smaller side, at least one pixel) of a uint8
+    (C, H, W) image, 0..255: the paper, where a drawing or a scanned digit has no ink."""
+    height, width = image.shape[-2:]
+    ring = max(1, min(height, width) // 10)
+    inside = torch.zeros((height, width), dtype=torch.bool)
+    inside[ring : height - ring, ring : width - ring] = True
+    frame = image[..., ~inside]
+    return float(frame.float().mean()) if frame.numel() else float(image.float().mean())
+
+
+def background_of(image: torch.Tensor) -> Literal["dark", "light"]:
+    """The paper of one uint8 (C, H, W) image, from its border."""
+    return "dark" if border_brightness(image) < 128 else "light"
+
+
+def dataset_background(images: Iterable[torch.Tensor]) -> Background:
+    """The paper most images share, or "mixed" when fewer than 90% of them agree."""
+    dark = total = 0
+    for image in images:
+        total += 1
+        dark += background_of(image) == "dark"
+    if total == 0:
+        return "mixed"
+    if dark >= _CONSISTENT * total:
+        return "dark"
+    if total - dark >= _CONSISTENT * total:
+        return "light"
+    return "mixed"
+
+
+def needs_inversion(image: torch.Tensor, background: Background | None) -> bool:
+    """True when a uint8 (C, H, W) image has the opposite paper of the training images: a digit
+    written in dark ink on white for a model that learned light strokes on black, say. Never for
+    "mixed" or unknown (older bundles) training backgrounds."""
+    if background not in ("dark", "light"):
+        return False
+    return background_of(image) != background
+
+
+def invert(image: torch.Tensor) -> torch.Tensor:
+    """255 - each value of a uint8 image."""
+    return 255 - image

@@ -6,7 +6,7 @@ manifest). Nothing in it is pickled, so opening a bundle from someone else never
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +21,17 @@ TORCHSCRIPT_NAME = "model.torchscript.pt"
 
 Dims = list[int | None]
 """A per-sample shape; None where the size is not fixed (images of varying size)."""
+
+BackgroundField = Annotated[
+    Literal["dark", "light", "mixed"] | None,
+    Field(
+        description=(
+            "The training images' paper, from their borders: dark (light ink on dark, as MNIST), light "
+            "(dark ink on light), mixed (no rule). An input with the opposite paper is inverted "
+            "(255 - value) before the steps. Null in bundles written before it was recorded: never inverted."
+        )
+    ),
+]
 
 
 class _Section(BaseModel):
@@ -48,6 +59,7 @@ class InputSpec(_Section):
     layout: Literal["CHW"] = "CHW"
     alpha: Literal["white"] = Field("white", description="Transparent pixels are composited on this.")
     resize: Literal["bilinear-antialias"] = "bilinear-antialias"
+    background: BackgroundField = None
     network_input: Dims = Field(description="Per-sample shape entering the network, e.g. [1, 28, 28].")
 
 
@@ -77,6 +89,7 @@ class Preprocessing(_Section):
     channels: Literal[1, 3]
     size: list[int] | None
     alpha: Literal["white"] = "white"
+    background: BackgroundField = None
     steps: list[PreprocessStep]
     portable: bool = Field(description="False when a step cannot be described by numbers (Lambda, blur).")
     input_shape: Dims

@@ -11,11 +11,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import torchvision
 from torch import nn
 
 import dragdl
+from dragdl.engine.bundle.image import POLARITY_SAMPLE, Background, dataset_background
 from dragdl.engine.bundle.spec import (
     MANIFEST_NAME,
     WEIGHTS_NAME,
@@ -28,6 +30,7 @@ from dragdl.engine.bundle.spec import (
     Versions,
 )
 from dragdl.engine.compile.plan import Plan
+from dragdl.engine.data.base import ImageSource
 from dragdl.engine.graph.spec import Graph
 
 _METRIC_KEYS = (
@@ -83,6 +86,7 @@ def build_manifest(
         channels=3 if info.channels == 3 else 1,
         size=size,
         network_input=list(plan.input_shape),
+        background=training_background(plan.source),
     )
     transforms: list[EvalTransform] = []
     modules: list[nn.Module] = []
@@ -123,6 +127,13 @@ def build_manifest(
         weights=weights_entry(weights),
         versions=current_versions(),
     )
+
+
+def training_background(source: ImageSource) -> Background:
+    """The paper of the dataset's images, from up to POLARITY_SAMPLE of them spread over it."""
+    count = len(source)
+    indices = np.unique(np.linspace(0, count - 1, min(count, POLARITY_SAMPLE)).astype(np.int64))
+    return dataset_background(source.image(int(i)) for i in indices)
 
 
 def weights_entry(path: Path) -> dict[str, Any]:
@@ -192,6 +203,7 @@ def describe_preprocessing(
     return Preprocessing(
         channels=spec.channels,
         size=spec.size,
+        background=spec.background,
         steps=steps,
         portable=portable,
         input_shape=spec.network_input,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch import nn
+from torch.utils.hooks import RemovableHandle
 
 
 class LayerRuntimeError(RuntimeError):
@@ -74,6 +77,10 @@ class GraphModule(nn.Module):
         layers = [{"params": plain, "lr": lr, "name": "layers"}] if plain else []
         return layers + [group for group in own if group["params"]]
 
+    def node_layers(self) -> dict[str, nn.Module]:
+        """The module of each layer node, by node id."""
+        return dict(self.layers.items())
+
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         values: dict[str, torch.Tensor] = {self.INPUT: images}
         for step in self.steps:
@@ -87,3 +94,39 @@ class GraphModule(nn.Module):
             for source in step.release:
                 del values[source]
         return values[self.output]
+
+
+@runtime_checkable
+class NodeLayers(Protocol):
+    """A network that can say which module computes each canvas node (GraphModule, a feature head)."""
+
+    def node_layers(self) -> dict[str, nn.Module]: ...
+
+
+@contextmanager
+def watch_non_finite(model: nn.Module) -> Iterator[list[str]]:
+    """Within the block, the list names (in order of execution) the nodes whose output held NaN or
+    infinity in a forward pass of `model`; the first is where the values stopped being finite.
+
+    Forward hooks cost a reduction per layer, so this is for diagnosing a failed step, not for
+    every step.
+    """
+    found: list[str] = []
+    handles: list[RemovableHandle] = []
+    layers = model.node_layers() if isinstance(model, NodeLayers) else {}
+
+    def hook(node_id: str) -> Any:
+        def check(module: nn.Module, inputs: Any, output: Any) -> None:
+            tensor = isinstance(output, torch.Tensor) and output.is_floating_point()
+            if tensor and not bool(torch.isfinite(output).all()):
+                found.append(node_id)
+
+        return check
+
+    try:
+        for node_id, layer in layers.items():
+            handles.append(layer.register_forward_hook(hook(node_id)))
+        yield found
+    finally:
+        for handle in handles:
+            handle.remove()

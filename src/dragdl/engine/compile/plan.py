@@ -121,6 +121,7 @@ def _build_stages(analysis: Analysis) -> list[OpStage]:
                 transform=transform,
                 random=kind.random,
                 needs_float=kind.needs_float,
+                label=info.label,
             )
         )
     return stages

@@ -78,7 +78,8 @@ class ImageFetch:
         if self.cache is not None:
             return self.cache[row]
         assert self.source is not None
-        return apply_stages(self.prefix, self.source.image(int(self.indices[row])))
+        index = int(self.indices[row])
+        return apply_stages(self.prefix, self.source.image(index), samples=(index,))
 
 
 class SampleDataset(Dataset[tuple[Tensor, int]]):
@@ -100,7 +101,7 @@ class SampleDataset(Dataset[tuple[Tensor, int]]):
             # augmentation a function of (seed, epoch, position) alone: independent of the number of
             # workers, of which worker got the sample, and of where a resumed epoch starts.
             torch.default_generator.manual_seed(sample_seed)
-        x = apply_stages(self.stages, self.fetch(row))
+        x = apply_stages(self.stages, self.fetch(row), samples=(int(self.fetch.indices[row]),))
         return (to_float(x) if self.finish else x), int(self.labels[row])
 
 

@@ -92,14 +92,16 @@ class _Precompute:
         self.all_images = source.images()
         self._batch_safe: dict[tuple[str, ...], bool] = {}
 
-    def _is_batch_safe(self, stages: tuple[OpStage, ...], chunk: Tensor) -> bool:
+    def _is_batch_safe(self, stages: tuple[OpStage, ...], chunk: Tensor, samples: list[int]) -> bool:
         # A compiled op is only promised to accept one (C, H, W) image. Running it on a batch is far
         # faster, so check once per stage list that the batch result equals the per-image one.
         key = tuple(s.node_id for s in stages)
         if key not in self._batch_safe:
             try:
-                batched = apply_stages(stages, chunk[:2])
-                single = torch.stack([apply_stages(stages, img) for img in chunk[:2]])
+                batched = apply_stages(stages, chunk[:2], samples)
+                single = torch.stack(
+                    [apply_stages(stages, img, samples[i : i + 1]) for i, img in enumerate(chunk[:2])]
+                )
                 # Vectorised kernels may round the last bit differently for a batch than for one
                 # image; that is not a semantic difference.
                 safe = (
@@ -130,11 +132,11 @@ class _Precompute:
     def _run_in_memory(
         self, images: Tensor, indices: np.ndarray, stages: tuple[OpStage, ...], budget: int, finish: bool
     ) -> Tensor | None:
-        def step(x: Tensor) -> Tensor:
-            y = apply_stages(stages, x)
+        def step(x: Tensor, samples: list[int]) -> Tensor:
+            y = apply_stages(stages, x, samples)
             return to_float(y) if finish else y
 
-        first = step(images[int(indices[0])])
+        first = step(images[int(indices[0])], [int(indices[0])])
         if first.numel() * first.element_size() * len(indices) > budget:
             return None
         out = torch.empty((len(indices), *first.shape), dtype=first.dtype)
@@ -143,11 +145,12 @@ class _Precompute:
         idx = torch.from_numpy(np.asarray(indices, dtype=np.int64))
         for start in range(0, len(indices), chunk):
             part = images[idx[start : start + chunk]]
-            if self._is_batch_safe(stages, part):
-                out[start : start + len(part)] = step(part)
+            samples = [int(i) for i in indices[start : start + chunk]]
+            if self._is_batch_safe(stages, part, samples):
+                out[start : start + len(part)] = step(part, samples)
             else:
                 for j, img in enumerate(part):
-                    y = step(img)
+                    y = step(img, samples[j : j + 1])
                     if y.shape != first.shape:
                         return None
                     out[start + j] = y
@@ -191,7 +194,7 @@ def _fit_stages(
             continue
         preceding = tuple(s for s in stages[:i] if not s.random)
         train = splits.train
-        probe = to_float(apply_stages(preceding, source.image(int(train[0]))))
+        probe = to_float(apply_stages(preceding, source.image(int(train[0])), [int(train[0])]))
         limit = min(FIT_MAX_IMAGES, max(1, FIT_MEMORY_BUDGET // (probe.numel() * 4)))
         if len(train) > limit:
             rng = np.random.default_rng(derive_seed(seed, 3))
@@ -230,7 +233,7 @@ def eval_chunks(
     eval_stages = tuple(s for s in stages if not s.random)
     workers = default_num_workers() if num_workers is None else num_workers
     pre = _Precompute(source, workers)
-    probe = to_float(apply_stages(eval_stages, source.image(0)))
+    probe = to_float(apply_stages(eval_stages, source.image(0), [0]))
     chunk = max(1, chunk_bytes // max(1, probe.numel() * probe.element_size()))
     for start in range(0, len(source), chunk):
         indices = np.arange(start, min(len(source), start + chunk))
@@ -295,7 +298,8 @@ def build_pipeline(
     assert train is not None
     val = make(splits.val, training=False)
     test = make(splits.test, training=False)
-    sample = to_float(apply_stages(eval_stages, source.image(int(splits.train[0]))))
+    first = int(splits.train[0])
+    sample = to_float(apply_stages(eval_stages, source.image(first), [first]))
     return Pipeline(
         train=train,
         val=val,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -23,6 +24,38 @@ class OpStage:
     """Random ops run on training samples only."""
     needs_float: bool
     """Convert uint8 to float32 in [0, 1] before this op."""
+    label: str = ""
+    """How messages name the op, e.g. `log (Lambda)`; the node id when empty."""
+
+
+class NonFiniteError(Exception):
+    """A data operator turned finite pixels into NaN or infinity (e.g. `log(x)` on a black pixel).
+
+    `str()` starts with `node <id>: ` so that the node survives a DataLoader worker, which re-raises
+    an exception from its text alone.
+    """
+
+    code = "non_finite"
+
+    def __init__(self, message: str, node_id: str | None = None) -> None:
+        if node_id is None:
+            node_id, message = _from_text(message)
+        super().__init__(f"node {node_id}: {message}" if node_id else message)
+        self.message = message
+        self.node_id = node_id
+
+
+_RERAISED = re.compile(r"NonFiniteError: node ([A-Za-z0-9_-]+): (.*)$")
+
+
+def _from_text(text: str) -> tuple[str | None, str]:
+    # A DataLoader worker's exception comes back as "Caught NonFiniteError in DataLoader worker ...
+    # Original Traceback ...", ending with the line format_exception_only wrote.
+    for line in reversed(text.strip().splitlines()):
+        match = _RERAISED.search(line)
+        if match:
+            return match.group(1), match.group(2)
+    return None, text
 
 
 @runtime_checkable
@@ -47,10 +80,38 @@ def to_float(x: Tensor) -> Tensor:
     return out
 
 
-def apply_stages(stages: Sequence[OpStage], x: Tensor) -> Tensor:
-    """Run stages in order on one image (C, H, W) or a batch (N, C, H, W); dtype is left as produced."""
+def apply_stages(stages: Sequence[OpStage], x: Tensor, samples: Sequence[int] | None = None) -> Tensor:
+    """Run stages in order on one image (C, H, W) or a batch (N, C, H, W); dtype is left as produced.
+
+    A float output holding NaN or infinity raises NonFiniteError naming the op and, when `samples`
+    gives the dataset index of each image (one for a single image), the first image concerned.
+    Finite input always stays finite through uint8 outputs, so only float outputs are checked: one
+    reduction per op and call, nothing per element in Python.
+    """
     for stage in stages:
         if stage.needs_float and not x.is_floating_point():
             x = to_float(x)
         x = stage.transform(x)
+        if x.is_floating_point() and not bool(torch.isfinite(x).all()):
+            raise _non_finite(stage, x, samples)
     return x
+
+
+def _non_finite(stage: OpStage, x: Tensor, samples: Sequence[int] | None) -> NonFiniteError:
+    bad = ~torch.isfinite(x)
+    row = int(bad.flatten(1).any(1).nonzero()[0, 0]) if x.ndim == 4 else 0
+    image = bad[row] if x.ndim == 4 else bad
+    nan = int(torch.isnan(x[row] if x.ndim == 4 else x).sum())
+    kinds = " and ".join(
+        f"{count} {what}" for count, what in ((nan, "NaN"), (int(image.sum()) - nan, "infinite")) if count
+    )
+    which = (
+        f"image {samples[row]} of the dataset" if samples is not None and row < len(samples) else "an image"
+    )
+    name = stage.label or stage.node_id
+    return NonFiniteError(
+        f"the operator {name} produced {kinds} values for {which}; make it give finite values "
+        "for every input (for example log(x + 0.01) instead of log(x), or clamp its result), or "
+        "remove it",
+        stage.node_id,
+    )

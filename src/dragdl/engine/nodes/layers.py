@@ -58,14 +58,21 @@ def _check_spatial(
 
 class Conv2dParams(BaseModel):
     model_config = _STRICT
-    out_channels: int = Field(16, ge=1, le=4096, description="Number of filters (output channels).")
-    kernel_size: int = Field(3, ge=1, le=15, description="Filter size (square).")
-    stride: int = Field(1, ge=1, le=8, description="Step between filter positions.")
+    out_channels: int = Field(
+        16,
+        ge=1,
+        le=4096,
+        title="Filters (output channels)",
+        description="Number of filters (output channels).",
+    )
+    kernel_size: int = Field(3, ge=1, le=15, title="Kernel size", description="Filter size (square).")
+    stride: int = Field(1, ge=1, le=8, title="Stride", description="Step between filter positions.")
     padding: Literal["same", "valid"] | int = Field(
         "same",
+        title="Padding",
         description="'same' keeps HxW (divided by the stride), 'valid' adds none, or a number of pixels.",
     )
-    bias: bool = Field(True, description="Learn an additive bias per output channel.")
+    bias: bool = Field(True, title="Bias", description="Learn an additive bias per output channel.")
 
 
 def _conv_padding(params: Conv2dParams) -> int | str:
@@ -134,9 +141,13 @@ class Conv2d(LayerNode[Conv2dParams]):
 
 class PoolParams(BaseModel):
     model_config = _STRICT
-    kernel_size: int = Field(2, ge=1, le=16, description="Window size (square).")
-    stride: int | None = Field(None, ge=1, le=16, description="Step between windows; empty = kernel_size.")
-    padding: int = Field(0, ge=0, le=8, description="Zero padding on each side (at most half the kernel).")
+    kernel_size: int = Field(2, ge=1, le=16, title="Kernel size", description="Window size (square).")
+    stride: int | None = Field(
+        None, ge=1, le=16, title="Stride", description="Step between windows; empty = kernel_size."
+    )
+    padding: int = Field(
+        0, ge=0, le=8, title="Padding", description="Zero padding on each side (at most half the kernel)."
+    )
 
 
 class _Pool(LayerNode[PoolParams]):
@@ -190,7 +201,9 @@ class AvgPool2d(_Pool):
 
 class AdaptivePoolParams(BaseModel):
     model_config = _STRICT
-    output_size: int = Field(1, ge=1, le=64, description="Output height and width, whatever the input size.")
+    output_size: int = Field(
+        1, ge=1, le=64, title="Output size", description="Output height and width, whatever the input size."
+    )
 
 
 @register
@@ -251,7 +264,13 @@ class BatchNorm2d(LayerNode[EmptyParams]):
 
 class DropoutParams(BaseModel):
     model_config = _STRICT
-    p: float = Field(0.5, ge=0.0, lt=1.0, description="Probability of zeroing each value during training.")
+    p: float = Field(
+        0.5,
+        ge=0.0,
+        lt=1.0,
+        title="Probability",
+        description="Probability of zeroing each value during training.",
+    )
 
 
 @register
@@ -304,10 +323,11 @@ class LinearParams(BaseModel):
     model_config = _STRICT
     out_features: Literal["auto"] | int = Field(
         "auto",
+        title="Outputs",
         description="Number of outputs. 'auto' = the dataset's number of classes "
         "(use it for the last layer).",
     )
-    bias: bool = Field(True, description="Learn an additive bias per output.")
+    bias: bool = Field(True, title="Bias", description="Learn an additive bias per output.")
 
 
 def _features(node: LayerNode[Any], shape: Shape, ctx: ShapeContext) -> int:

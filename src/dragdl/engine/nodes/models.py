@@ -31,7 +31,7 @@ from dragdl.engine.models.backbones import (
 from dragdl.engine.models.head import InputAdapter, TransferModel, make_head
 from dragdl.engine.models.weights import WeightsInvalid, WeightsUnavailable
 from dragdl.engine.nodes.base import ModelNode, Shape, ShapeContext, format_shape
-from dragdl.engine.nodes.registry import register
+from dragdl.engine.nodes.registry import OptionalServerPath, register
 
 _INPUT_NOTE = (
     " Expects float images in [0, 1] with 1 or 3 channels (do not add an ImageNet Normalize "
@@ -48,10 +48,14 @@ class TransferParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pretrained: bool = Field(
-        True, description="Start from ImageNet weights (false: random initialization, train from scratch)."
+        True,
+        title="Pretrained weights",
+        description="Start from ImageNet weights (false: random initialization, train from scratch).",
     )
-    weights_path: str | None = Field(
+    weights_path: OptionalServerPath = Field(
         None,
+        json_schema_extra={"x-show-if": {"pretrained": [True]}},
+        title="Weights file",
         description=(
             "A local weights file (.safetensors or a PyTorch state dict) to use instead of the "
             "published weights; relative paths start at the DragDL data dir. Needs pretrained: true."
@@ -59,6 +63,7 @@ class TransferParams(BaseModel):
     )
     freeze_features: bool = Field(
         True,
+        title="Freeze the backbone",
         description=(
             "Train the new head only; the backbone stays fixed in eval mode, so its BatchNorm "
             "statistics are not changed by your data."
@@ -68,6 +73,8 @@ class TransferParams(BaseModel):
         0.1,
         ge=0.0,
         le=1.0,
+        json_schema_extra={"x-show-if": {"freeze_features": [False]}},
+        title="Backbone learning-rate factor",
         description=(
             "When fine-tuning (freeze_features: false), the backbone learns at this fraction of "
             "the learning rate; the head uses the full rate."
@@ -75,6 +82,7 @@ class TransferParams(BaseModel):
     )
     resize_input: bool = Field(
         True,
+        title="Resize input",
         description=(
             "Resize images to the size the backbone was trained at (224x224 for most). Off: the "
             "backbone sees them at the size they arrive, so put a Resize before this node (e.g. "
@@ -82,9 +90,15 @@ class TransferParams(BaseModel):
         ),
     )
     hidden_units: int | None = Field(
-        None, ge=1, le=65536, description="Width of an optional hidden layer (ReLU) in the head; empty: none."
+        None,
+        ge=1,
+        le=65536,
+        title="Hidden units",
+        description="Width of an optional hidden layer (ReLU) in the head; empty: none.",
     )
-    dropout: float = Field(0.2, ge=0.0, le=0.9, description="Dropout probability in the head.")
+    dropout: float = Field(
+        0.2, ge=0.0, le=0.9, title="Dropout", description="Dropout probability in the head."
+    )
 
     @field_validator("weights_path")
     @classmethod
@@ -105,12 +119,15 @@ class TransferParams(BaseModel):
 
 
 class TorchvisionParams(TransferParams):
-    backbone: TorchvisionName = Field("resnet18", description="The torchvision architecture.")
+    backbone: TorchvisionName = Field(
+        "resnet18", title="Architecture", description="The torchvision architecture."
+    )
 
 
 class TimmParams(TransferParams):
     model_name: str = Field(
         "resnet18",
+        title="Model name",
         description="A timm model name, e.g. resnet50, convnext_tiny, or resnet50.a1_in1k (weights tag).",
     )
 

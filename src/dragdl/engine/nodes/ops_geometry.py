@@ -27,9 +27,9 @@ _MODES = {
 
 class SizeParams(BaseModel):
     model_config = _STRICT
-    height: int = Field(32, ge=1, le=4096, description="Output height in pixels.")
+    height: int = Field(32, ge=1, le=4096, title="Height", description="Output height in pixels.")
     width: int | None = Field(
-        None, ge=1, le=4096, description="Output width in pixels; empty = same as height."
+        None, ge=1, le=4096, title="Width", description="Output width in pixels; empty = same as height."
     )
 
     @property
@@ -38,7 +38,9 @@ class SizeParams(BaseModel):
 
 
 class ResizeParams(SizeParams):
-    interpolation: Interpolation = Field("bilinear", description="How new pixels are computed.")
+    interpolation: Interpolation = Field(
+        "bilinear", title="Interpolation", description="How new pixels are computed."
+    )
 
 
 def _with_size(shape: Shape, size: tuple[int, int]) -> Shape:
@@ -93,7 +95,9 @@ class CenterCrop(OpNode[SizeParams]):
 
 
 class RandomCropParams(SizeParams):
-    padding: int = Field(0, ge=0, le=256, description="Zero padding added on each side before cropping.")
+    padding: int = Field(
+        0, ge=0, le=256, title="Padding", description="Zero padding added on each side before cropping."
+    )
 
 
 @register
@@ -121,8 +125,16 @@ class RandomCrop(OpNode[RandomCropParams]):
 
 
 class RandomResizedCropParams(SizeParams):
-    scale_min: float = Field(0.08, gt=0.0, le=1.0, description="Smallest fraction of the image area to crop.")
-    scale_max: float = Field(1.0, gt=0.0, le=1.0, description="Largest fraction of the image area to crop.")
+    scale_min: float = Field(
+        0.08,
+        gt=0.0,
+        le=1.0,
+        title="Minimum scale",
+        description="Smallest fraction of the image area to crop.",
+    )
+    scale_max: float = Field(
+        1.0, gt=0.0, le=1.0, title="Maximum scale", description="Largest fraction of the image area to crop."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> RandomResizedCropParams:
@@ -152,7 +164,9 @@ class RandomResizedCrop(OpNode[RandomResizedCropParams]):
 
 class FlipParams(BaseModel):
     model_config = _STRICT
-    p: float = Field(0.5, ge=0.0, le=1.0, description="Probability of flipping each image.")
+    p: float = Field(
+        0.5, ge=0.0, le=1.0, title="Probability", description="Probability of flipping each image."
+    )
 
 
 @register
@@ -188,7 +202,11 @@ class RandomVerticalFlip(OpNode[FlipParams]):
 class RotationParams(BaseModel):
     model_config = _STRICT
     degrees: float = Field(
-        15.0, ge=0.0, le=180.0, description="Rotate by a random angle in [-degrees, degrees]."
+        15.0,
+        ge=0.0,
+        le=180.0,
+        title="Rotation (degrees)",
+        description="Rotate by a random angle in [-degrees, degrees].",
     )
 
 
@@ -209,11 +227,29 @@ class RandomRotation(OpNode[RotationParams]):
 
 class AffineParams(BaseModel):
     model_config = _STRICT
-    degrees: float = Field(10.0, ge=0.0, le=180.0, description="Random rotation in [-degrees, degrees].")
-    translate: float = Field(0.1, ge=0.0, le=0.5, description="Random shift, as a fraction of width/height.")
-    scale_min: float = Field(0.9, gt=0.0, le=4.0, description="Smallest random zoom factor.")
-    scale_max: float = Field(1.1, gt=0.0, le=4.0, description="Largest random zoom factor.")
-    shear: float = Field(0.0, ge=0.0, le=45.0, description="Random shear angle in [-shear, shear] degrees.")
+    degrees: float = Field(
+        10.0,
+        ge=0.0,
+        le=180.0,
+        title="Rotation (degrees)",
+        description="Random rotation in [-degrees, degrees].",
+    )
+    translate: float = Field(
+        0.1, ge=0.0, le=0.5, title="Shift", description="Random shift, as a fraction of width/height."
+    )
+    scale_min: float = Field(
+        0.9, gt=0.0, le=4.0, title="Minimum scale", description="Smallest random zoom factor."
+    )
+    scale_max: float = Field(
+        1.1, gt=0.0, le=4.0, title="Maximum scale", description="Largest random zoom factor."
+    )
+    shear: float = Field(
+        0.0,
+        ge=0.0,
+        le=45.0,
+        title="Shear (degrees)",
+        description="Random shear angle in [-shear, shear] degrees.",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> AffineParams:

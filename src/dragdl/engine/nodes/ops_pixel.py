@@ -54,12 +54,23 @@ class NormalizeParams(BaseModel):
     model_config = _STRICT
     preset: Literal["dataset", "imagenet", "custom"] = Field(
         "dataset",
+        title="Statistics",
         description="'dataset' measures mean/std on your training images; 'imagenet' uses ImageNet's "
         "(for 3-channel images); 'custom' uses the numbers below.",
     )
-    mean: list[float] | None = Field(None, description="Per-channel mean (custom preset).", max_length=3)
+    mean: list[float] | None = Field(
+        None,
+        json_schema_extra={"x-show-if": {"preset": ["custom"]}},
+        title="Mean",
+        description="Per-channel mean (custom preset).",
+        max_length=3,
+    )
     std: list[float] | None = Field(
-        None, description="Per-channel standard deviation (custom preset).", max_length=3
+        None,
+        json_schema_extra={"x-show-if": {"preset": ["custom"]}},
+        title="Standard deviation",
+        description="Per-channel standard deviation (custom preset).",
+        max_length=3,
     )
 
 
@@ -117,10 +128,16 @@ class Normalize(OpNode[NormalizeParams]):
 
 class ColorJitterParams(BaseModel):
     model_config = _STRICT
-    brightness: float = Field(0.2, ge=0.0, le=1.0, description="Random brightness change (fraction).")
-    contrast: float = Field(0.2, ge=0.0, le=1.0, description="Random contrast change (fraction).")
-    saturation: float = Field(0.2, ge=0.0, le=1.0, description="Random saturation change (colour images).")
-    hue: float = Field(0.0, ge=0.0, le=0.5, description="Random hue shift (colour images).")
+    brightness: float = Field(
+        0.2, ge=0.0, le=1.0, title="Brightness", description="Random brightness change (fraction)."
+    )
+    contrast: float = Field(
+        0.2, ge=0.0, le=1.0, title="Contrast", description="Random contrast change (fraction)."
+    )
+    saturation: float = Field(
+        0.2, ge=0.0, le=1.0, title="Saturation", description="Random saturation change (colour images)."
+    )
+    hue: float = Field(0.0, ge=0.0, le=0.5, title="Hue", description="Random hue shift (colour images).")
 
 
 @register
@@ -141,7 +158,9 @@ class ColorJitter(OpNode[ColorJitterParams]):
 
 class GrayscaleParams(BaseModel):
     model_config = _STRICT
-    channels: Literal[1, 3] = Field(1, description="1 for a gray image, 3 to keep an RGB layout of gray.")
+    channels: Literal[1, 3] = Field(
+        1, title="Output channels", description="1 for a gray image, 3 to keep an RGB layout of gray."
+    )
 
 
 @register
@@ -163,8 +182,10 @@ class Grayscale(OpNode[GrayscaleParams]):
 
 class BlurParams(BaseModel):
     model_config = _STRICT
-    kernel_size: int = Field(3, ge=1, le=31, description="Blur window size (odd).")
-    sigma: float = Field(1.0, gt=0.0, le=10.0, description="Strength of the blur.")
+    kernel_size: int = Field(3, ge=1, le=31, title="Kernel size", description="Blur window size (odd).")
+    sigma: float = Field(
+        1.0, gt=0.0, le=10.0, title="Blur strength (sigma)", description="Strength of the blur."
+    )
 
 
 @register
@@ -190,9 +211,19 @@ class GaussianBlur(OpNode[BlurParams]):
 
 class ErasingParams(BaseModel):
     model_config = _STRICT
-    p: float = Field(0.5, ge=0.0, le=1.0, description="Probability of erasing a rectangle in each image.")
-    scale_min: float = Field(0.02, gt=0.0, lt=1.0, description="Smallest erased fraction of the image.")
-    scale_max: float = Field(0.2, gt=0.0, lt=1.0, description="Largest erased fraction of the image.")
+    p: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        title="Probability",
+        description="Probability of erasing a rectangle in each image.",
+    )
+    scale_min: float = Field(
+        0.02, gt=0.0, lt=1.0, title="Minimum scale", description="Smallest erased fraction of the image."
+    )
+    scale_max: float = Field(
+        0.2, gt=0.0, lt=1.0, title="Maximum scale", description="Largest erased fraction of the image."
+    )
 
 
 @register
@@ -216,6 +247,7 @@ class LambdaParams(BaseModel):
     expression: str = Field(
         "x",
         max_length=500,
+        title="Formula",
         description="A formula over the image x (values 0..1), e.g. 'clamp(x * 1.5, 0, 1)' or '1 - x'. "
         "Allowed: + - * / ** comparisons, numbers, and functions such as clamp, abs, sqrt, exp, log, "
         "where, minimum, maximum, mean, std, hflip, vflip.",

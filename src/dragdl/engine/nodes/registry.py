@@ -10,11 +10,14 @@ from __future__ import annotations
 import builtins
 from abc import ABC
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, GetJsonSchemaHandler, ValidationError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from dragdl.engine.graph.errors import GraphError
+from dragdl.engine.graph.param_messages import param_error
 
 Category = Literal["dataset", "op", "layer", "model", "train"]
 PortType = Literal["images", "tensor", "logits"]
@@ -36,6 +39,30 @@ class Port:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "types": list(self.types), "multiple": self.multiple, "label": self.label}
+
+
+@dataclass(frozen=True)
+class _ServerPathMark:
+    """Field metadata: the parameter names a file or folder on the machine that runs the engine.
+
+    The server lets only administrators set such parameters (a path answers with what it reads), and
+    derives that policy from this mark, so a new node type cannot forget a path field. The JSON
+    Schema says so too (`x-server-path`), for forms and clients.
+    """
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        schema["x-server-path"] = True
+        return schema
+
+
+SERVER_PATH = _ServerPathMark()
+ServerPath = Annotated[str, SERVER_PATH]
+"""A required parameter naming a server file or folder."""
+OptionalServerPath = Annotated[str | None, SERVER_PATH]
+"""An optional parameter naming a server file or folder (empty: the node's default location)."""
 
 
 P = TypeVar("P", bound=BaseModel)
@@ -61,25 +88,23 @@ class NodeType(ABC, Generic[P]):
         try:
             return self.params_model.model_validate(raw), []
         except ValidationError as exc:
+            titles = {name: field.title or name for name, field in self.params_model.model_fields.items()}
             errors = []
             for item in exc.errors():
                 field = ".".join(str(part) for part in item["loc"]) or None
-                received = item.get("input")
-                message = item["msg"]
-                if field is not None:
-                    message = f"{field}: {message}"
-                    if item["type"] != "missing" and not isinstance(received, dict):
-                        message += f" (got {received!r})"
+                message, details = param_error(item, titles)
                 errors.append(
                     GraphError(
-                        code="param_invalid",
-                        message=message,
-                        node_id=node_id,
-                        field=field,
-                        details={"type": item["type"]},
+                        code="param_invalid", message=message, node_id=node_id, field=field, details=details
                     )
                 )
             return None, errors
+
+    @property
+    def path_fields(self) -> tuple[str, ...]:
+        """The parameters naming server files or folders (marked `ServerPath` in the params model)."""
+        fields = self.params_model.model_fields
+        return tuple(name for name, info in fields.items() if SERVER_PATH in info.metadata)
 
     def input_port(self, name: str | None) -> Port | None:
         return _find_port(self.inputs, name)

@@ -33,6 +33,7 @@ class UploadedParams(BaseModel):
         min_length=1,
         max_length=64,
         pattern=r"^[A-Za-z0-9_-]+$",
+        title="Uploaded dataset",
         description="Id of one of your uploaded datasets (shown on the Datasets page).",
     )
 

@@ -18,48 +18,111 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    epochs: int = Field(10, ge=1, le=1000, description="Passes over the training split.")
-    batch_size: int = Field(64, ge=1, le=8192, description="Images per optimization step.")
-    optimizer: Optimizer = Field("adam", description="Optimization algorithm.")
-    lr: float = Field(1e-3, gt=0, le=10, description="Learning rate (the peak rate for onecycle).")
-    momentum: float = Field(0.9, ge=0, le=0.999, description="Momentum; used by SGD only.")
+    epochs: int = Field(10, ge=1, le=1000, title="Epochs", description="Passes over the training split.")
+    batch_size: int = Field(
+        64, ge=1, le=8192, title="Batch size", description="Images per optimization step."
+    )
+    optimizer: Optimizer = Field("adam", title="Optimizer", description="Optimization algorithm.")
+    lr: float = Field(
+        1e-3, gt=0, le=10, title="Learning rate", description="Learning rate (the peak rate for onecycle)."
+    )
+    momentum: float = Field(
+        0.9,
+        ge=0,
+        le=0.999,
+        json_schema_extra={"x-show-if": {"optimizer": ["sgd"]}},
+        title="Momentum",
+        description="Momentum; used by SGD only.",
+    )
     weight_decay: float = Field(
-        0.0, ge=0, le=1, description="L2 penalty (decoupled for AdamW) applied by the optimizer."
+        0.0,
+        ge=0,
+        le=1,
+        title="Weight decay",
+        description="L2 penalty (decoupled for AdamW) applied by the optimizer.",
     )
     schedule: Schedule = Field(
         "none",
+        title="Learning-rate schedule",
         description="Learning-rate schedule: step (multiply by gamma every step_size epochs), "
         "cosine (anneal to 0 over the run), onecycle (warm up to lr, then anneal).",
     )
-    step_size: int = Field(10, ge=1, le=1000, description="Epochs between decays of the step schedule.")
-    gamma: float = Field(0.1, ge=0, le=1, description="Decay factor of the step schedule.")
+    step_size: int = Field(
+        10,
+        ge=1,
+        le=1000,
+        json_schema_extra={"x-show-if": {"schedule": ["step"]}},
+        title="Step size (epochs)",
+        description="Epochs between decays of the step schedule.",
+    )
+    gamma: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        json_schema_extra={"x-show-if": {"schedule": ["step"]}},
+        title="Decay factor",
+        description="Decay factor of the step schedule.",
+    )
     label_smoothing: float = Field(
-        0.0, ge=0, le=0.5, description="Share of the target probability spread over all classes."
+        0.0,
+        ge=0,
+        le=0.5,
+        title="Label smoothing",
+        description="Share of the target probability spread over all classes.",
     )
     early_stopping: bool = Field(
-        False, description="Stop when the monitored metric stops improving, and keep the best weights."
+        False,
+        title="Early stopping",
+        description="Stop when the monitored metric stops improving, and keep the best weights.",
     )
-    patience: int = Field(5, ge=1, le=1000, description="Epochs without improvement before early stopping.")
+    patience: int = Field(
+        5,
+        ge=1,
+        le=1000,
+        json_schema_extra={"x-show-if": {"early_stopping": [True]}},
+        title="Patience (epochs)",
+        description="Epochs without improvement before early stopping.",
+    )
     monitor: Monitor = Field(
-        "val_loss", description="Metric watched by early stopping and for choosing the best weights."
+        "val_loss",
+        title="Watched metric",
+        description="Metric watched by early stopping and for choosing the best weights.",
     )
-    seed: int = Field(0, ge=0, le=2**31 - 1, description="Seed for splits, shuffling, augmentation and init.")
-    device: DeviceChoice = Field("auto", description="Where to train; auto picks CUDA when available.")
-    val_split: float = Field(0.1, ge=0, le=0.5, description="Share of the images held out for validation.")
+    seed: int = Field(
+        0,
+        ge=0,
+        le=2**31 - 1,
+        title="Random seed",
+        description="Seed for splits, shuffling, augmentation and init.",
+    )
+    device: DeviceChoice = Field(
+        "auto", title="Device", description="Where to train; auto picks CUDA when available."
+    )
+    val_split: float = Field(
+        0.1,
+        ge=0,
+        le=0.5,
+        title="Validation share",
+        description="Share of the images held out for validation.",
+    )
     test_split: float = Field(
         0.2,
         ge=0,
         le=0.5,
+        title="Test share",
         description="Share of the images held out for the final test (ignored with a predefined test set).",
     )
     checkpoint_minutes: float = Field(
         10.0,
         ge=0,
         le=1440,
+        title="Checkpoint interval (minutes)",
         description="Minutes between mid-epoch checkpoints; 0 checkpoints only at epoch ends.",
     )
     amp: AmpChoice = Field(
-        "auto", description="Mixed precision on CUDA (bf16 where supported, else fp16); off = full fp32."
+        "auto",
+        title="Mixed precision (AMP)",
+        description="Mixed precision on CUDA (bf16 where supported, else fp16); off = full fp32.",
     )
 
     @model_validator(mode="after")

@@ -84,6 +84,11 @@ class FeatureHead(nn.Module):
         self.node_id = node_id
         self.layers = nn.ModuleDict({node_id: nn.ModuleDict({"head": head})})
 
+    def node_layers(self) -> dict[str, nn.Module]:
+        node = self.layers[self.node_id]
+        assert isinstance(node, nn.ModuleDict)
+        return {self.node_id: node["head"]}
+
     def forward(self, features: Tensor) -> Tensor:
         node = self.layers[self.node_id]
         assert isinstance(node, nn.ModuleDict)

@@ -17,9 +17,11 @@ from typing import Any, Literal
 
 import safetensors.torch
 import torch
-from torch import nn
+from torch import Tensor, nn
 
+from dragdl.engine.compile.module import watch_non_finite
 from dragdl.engine.data.pipeline import Pipeline, derive_seed
+from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.train.checkpoint import (
     latest_checkpoint,
     list_checkpoints,
@@ -102,6 +104,9 @@ def train(
     except TrainError as e:
         _fail(reporter, e.code, e.message, e.node_id)
         raise
+    except NonFiniteError as e:  # a data operator, on a batch prepared during training
+        _fail(reporter, e.code, e.message, e.node_id)
+        raise TrainError(e.code, e.message, e.node_id) from e
     except torch.OutOfMemoryError as e:
         message = f"out of memory ({e}); lower batch_size ({config.batch_size}) or the image size"
         _fail(reporter, "out_of_memory", message, None)
@@ -282,6 +287,10 @@ class _Run:
             with self.evaluator.autocast():
                 logits = model(x)
                 loss = self.criterion(logits, y)
+            # Checked before the step, while the weights still are those that produced the loss:
+            # a diagnosis after an optimizer step with NaN gradients would blame every layer.
+            if not bool(torch.isfinite(loss.detach())):
+                raise self._loss_not_finite(x, float(loss.detach()))
             self.optimizer.zero_grad(set_to_none=True)
             lr = current_lr(self.optimizer)
             if self.precision.scaler:
@@ -316,7 +325,7 @@ class _Run:
 
     def _log_step(self, lr: float) -> None:
         # The window's metrics are differences of the epoch's running sums: no second accumulator
-        # per step, and these two .item() calls are the only GPU syncs between epoch ends.
+        # per step, and no GPU sync besides these two .item() calls and the per-step loss check.
         s = self.state
         loss_sum, correct = self.running.loss.item(), int(self.running.correct.item())
         n = self.running.count - s.logged_count
@@ -330,6 +339,31 @@ class _Run:
         values = {"loss": loss, "accuracy": (correct - s.logged_correct) / n, "lr": lr}
         s.logged_loss, s.logged_correct, s.logged_count = loss_sum, correct, self.running.count
         self.reporter.emit(MetricEvent("step", s.epoch + 1, s.global_step, values))
+
+    def _loss_not_finite(self, x: Tensor, loss: float) -> TrainError:
+        """The node whose output stopped being finite on this batch, found by running the batch again
+        with a check after every node; the learning rate is blamed only when every output was finite."""
+        s, model = self.state, self.model
+        where = f"at epoch {s.epoch + 1}, step {s.step + 1} (the training loss became {loss})"
+        if not bool(torch.isfinite(x).all()):
+            return TrainError(
+                "non_finite", f"the batch reaching the network holds NaN or infinite values {where}"
+            )
+        with torch.no_grad(), self.evaluator.autocast(), watch_non_finite(model) as found:
+            model(x)
+        if found:
+            return TrainError(
+                "non_finite",
+                f"layer {found[0]} produced NaN or infinite values from finite inputs {where}; its "
+                "input values or weights are too large for it: scale the data down (for example "
+                f"with a Normalize before the network) or lower the learning rate (lr={self.config.lr})",
+                found[0],
+            )
+        return TrainError(
+            "loss_not_finite",
+            f"the training loss became {loss} at epoch {s.epoch + 1} while no layer's output was "
+            f"found to be NaN or infinite; lower the learning rate (lr={self.config.lr})",
+        )
 
     def _end_epoch(self) -> None:
         s, cfg = self.state, self.config

@@ -11,7 +11,18 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Enum, ForeignKey, Index, Integer, String
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Enum,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+)
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
@@ -72,6 +83,16 @@ class User(Base):
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     max_running_tasks: Mapped[int | None] = mapped_column(Integer, nullable=True)
     """Per-user quota; None = the server default."""
+    dataset_quota_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    """Storage quota of the user's datasets; None = the server default (as for the three below)."""
+    artifact_quota_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    max_cpus_per_task: Mapped[float | None] = mapped_column(Float, nullable=True)
+    max_gpus_per_task: Mapped[float | None] = mapped_column(Float, nullable=True)
+    founder: Mapped[bool | None] = mapped_column(Boolean, nullable=True, unique=True, index=True)
+    """True on the account the server's first sign-up made administrator, NULL on all others.
+
+    Unique (NULLs are distinct): of concurrent first sign-ups only one row can claim it, so exactly
+    one becomes administrator whatever the interleaving, on SQLite and PostgreSQL alike."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

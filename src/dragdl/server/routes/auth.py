@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
+from starlette.concurrency import run_in_threadpool
 
-from dragdl.server.auth import SESSION_COOKIE
+from dragdl.server.auth import SESSION_COOKIE, authenticate
+from dragdl.server.db.models import User
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import SIGNED_IN_ERRORS, error_responses
-from dragdl.server.schemas.auth import ApiTokenCreate, ApiTokenCreated, ApiTokenPublic
+from dragdl.server.schemas.auth import ApiTokenCreate, ApiTokenCreated, ApiTokenPublic, SessionPublic
 from dragdl.server.schemas.users import Credentials, UserCreate, UserPublic
 from dragdl.server.services import users as service
 from dragdl.server.settings import Settings
+from dragdl.server.throttle import LoginThrottle, PasswordGate
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 
@@ -72,19 +75,37 @@ def signup(
         described={
             400: "The body cannot be parsed, or the server runs in single-user mode.",
             401: "Wrong username or password.",
+            429: "Too many failed sign-ins for this account or from this address, or too many sign-ins "
+            "at once; `Retry-After` says when to try again.",
         }
     ),
 )
-def login(
-    body: Credentials, request: Request, response: Response, db: SessionDep, settings: SettingsDep
-) -> UserPublic:
+async def login(body: Credentials, request: Request, response: Response, settings: SettingsDep) -> UserPublic:
     """Check the password and set the HTTP-only session cookie `dragdl_session`."""
     _require_accounts(settings)
-    user = service.check_credentials(db, body.username, body.password)
-    if user is None:
+    throttle: LoginThrottle = request.app.state.login_throttle
+    gate: PasswordGate = request.app.state.password_gate
+    address = request.client.host if request.client else ""
+    throttle.check(body.username, address)
+    async with gate.turn():
+        throttle.check(body.username, address)  # again: failures may have arrived while waiting
+        signed_in = await run_in_threadpool(_sign_in, request, settings, body)
+    if signed_in is None:
+        throttle.failed(body.username, address)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, _WRONG_CREDENTIALS)
-    _set_session_cookie(response, request, settings, service.start_session(db, settings, user))
+    throttle.succeeded(body.username)
+    user, raw = signed_in
+    _set_session_cookie(response, request, settings, raw)
     return UserPublic.model_validate(user)
+
+
+def _sign_in(request: Request, settings: Settings, body: Credentials) -> tuple[User, str] | None:
+    """The user and a new session token, or None for wrong credentials (one thread-pool trip)."""
+    with request.app.state.sessions() as db:
+        user = service.check_credentials(db, body.username, body.password)
+        if user is None:
+            return None
+        return user, service.start_session(db, settings, user)
 
 
 @router.post(
@@ -101,6 +122,20 @@ def logout(request: Request, response: Response, user: CurrentUser, db: SessionD
 @router.get("/me", operation_id="getCurrentUser", responses=SIGNED_IN_ERRORS)
 def me(user: CurrentUser) -> UserPublic:
     return UserPublic.model_validate(user)
+
+
+@router.get("/session", operation_id="getSession", responses=error_responses(400, 403))
+def session(request: Request, db: SessionDep, settings: SettingsDep) -> SessionPublic:
+    """Who is signed in, if anyone. Answers 200 with `signed_in: false` rather than 401, so that the
+    web UI's probe before its sign-in page is not logged by the browser as a failed request; every
+    route that needs a user still answers 401 without one."""
+    try:
+        user: UserPublic | None = UserPublic.model_validate(authenticate(request, db, settings))
+    except HTTPException as exc:
+        if exc.status_code != status.HTTP_401_UNAUTHORIZED:
+            raise
+        user = None
+    return SessionPublic(signed_in=user is not None, user=user, single_user=not settings.auth_enabled)
 
 
 @router.post(

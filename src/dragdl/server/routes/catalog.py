@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter
 
@@ -8,11 +8,16 @@ router = APIRouter(prefix="/api", tags=["catalog"])
 
 
 @router.get("/catalog", operation_id="getCatalog")
-def get_catalog() -> list[dict[str, Any]]:
-    """Every node type with its ports and the JSON Schema of its params (drives palette and forms)."""
-    from dragdl.engine.nodes.registry import catalog
+def get_catalog(lang: Literal["en", "zh"] = "en") -> list[dict[str, Any]]:
+    """Every node type with its ports and the JSON Schema of its params (drives palette and forms).
 
-    return catalog()
+    `lang` picks the language of titles, descriptions, port and choice labels (`x-enum-labels`).
+    Download switches come locked off: the server validates and trains with downloads disallowed
+    (services/data_context.py), so a switch left on would promise what it does not do.
+    """
+    from dragdl.engine.nodes.i18n import localized_catalog
+
+    return localized_catalog(lang, downloads=False)
 
 
 @router.get("/schema/graph", operation_id="getGraphSchema")

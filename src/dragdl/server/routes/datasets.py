@@ -18,6 +18,7 @@ from dragdl.server.schemas.datasets import (
     SizeStats,
 )
 from dragdl.server.services import datasets as service
+from dragdl.server.services import limits
 from dragdl.server.services.uploads import UploadError, receive_multipart
 
 router = APIRouter(prefix="/api/datasets", tags=["datasets"])
@@ -82,7 +83,8 @@ def _public(row: Dataset) -> DatasetPublic:
     responses=error_responses(
         described={
             400: "An unusable upload: the message names the file, archive member or CSV row.",
-            413: "Above the server's upload limit (all files of the request together).",
+            413: "Above the server's upload limit (all files of the request together), or more than "
+            "your dataset quota has room for (the message names the quota, your usage and the size).",
             415: "Not multipart/form-data, or a file type that is not a dataset.",
         }
     ),
@@ -97,6 +99,7 @@ async def upload_dataset(
     dataset_id = new_id()
     directory = service.dataset_dir(settings, dataset_id)
     try:
+        await run_in_threadpool(limits.check_dataset_room, db, settings, user, None)
         form = await receive_multipart(
             request, directory / "incoming", settings.max_upload_bytes, service.MAX_UPLOAD_FILES
         )

@@ -70,6 +70,16 @@ def validate(
     return service.validate(db, settings, user, graph)
 
 
+@router.post("/code", operation_id="generateCode", responses={**error_responses(400, 501), **GRAPH_REJECTED})
+def code_of(
+    user: CurrentUser, db: SessionDep, settings: SettingsDep, graph: Annotated[dict[str, Any], Body()]
+) -> GraphCode:
+    """The posted graph as a standalone PyTorch training script, saving nothing: the editor's
+    "View code" shows the graph it has open, which need not be a saved version."""
+    name = graph.get("name")
+    return _code(db, settings, user, graph, name if isinstance(name, str) else "graph")
+
+
 @router.get("/templates", operation_id="listTemplates")
 def list_templates(user: CurrentUser) -> list[TemplatePublic]:
     """The example graphs shipped with DragDL, to start from."""
@@ -192,8 +202,12 @@ def get_code(
     found = service.get_version(db, row, version or row.current_version)
     if found is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"graph {graph_id!r} has no version {version}")
+    return _code(db, settings, user, found.data, row.name)
+
+
+def _code(db: SessionDep, settings: SettingsDep, user: User, data: dict[str, Any], name: str) -> GraphCode:
     try:
-        filename, code = service.generate_code(db, settings, user, found.data, row.name)
+        filename, code = service.generate_code(db, settings, user, data, name)
     except service.CodegenUnavailable as exc:
         raise HTTPException(
             status.HTTP_501_NOT_IMPLEMENTED, f"code generation is not available: {exc}"

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Form, HTTPException, Query, Request, Response, UploadFile, status
 from fastapi.responses import FileResponse
+from fastapi.routing import APIRoute
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
@@ -12,6 +14,7 @@ from dragdl.server.auth import authenticate
 from dragdl.server.db.models import Model
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import UNPROCESSABLE, error_responses
+from dragdl.server.request_limits import MAX_PREDICT_BODY_BYTES
 from dragdl.server.schemas.models import (
     ClassScore,
     ImagePredictionPublic,
@@ -93,27 +96,43 @@ def delete_model(
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.post(
-    "/{model_id}/predict",
-    operation_id="predict",
-    responses=error_responses(
-        404,
-        described={
-            400: "An upload is not a usable image, or the number of images is out of range.",
-            413: f"An image is larger than {MAX_PREDICT_IMAGE_BYTES} bytes.",
-            **_FILES,
-        },
-    ),
-)
+class _CallerFirst(APIRoute):
+    """Resolves the caller and their model before FastAPI reads the multipart body.
+
+    FastAPI parses (and spools to disk) a route's `File`/`Form` parameters before any dependency runs,
+    so an anonymous client could make the server store a large body only to be told 401. This route
+    class runs `_caller_model_folder` first and hands its answer to the endpoint in `request.state`.
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        parse_and_run = super().get_route_handler()
+
+        async def handler(request: Request) -> Response:
+            settings: Settings = request.app.state.settings
+            model_id: str = request.path_params["model_id"]
+            request.state.model_folder = await run_in_threadpool(
+                _caller_model_folder, request, settings, model_id
+            )
+            return await parse_and_run(request)
+
+        return handler
+
+
 async def predict(
     model_id: str,
     request: Request,
     images: Annotated[list[UploadFile], File(description="One or more images (PNG, JPEG, ...).")],
-    settings: SettingsDep,
     top_k: Annotated[int, Form(ge=1, le=1000, description="Classes listed per image.")] = 5,
+    invert: Annotated[
+        Literal["auto", "yes", "no"],
+        Form(
+            description="auto: invert an image whose paper (light or dark border) is the opposite of the "
+            "training images'; yes, no: invert every image, or none."
+        ),
+    ] = "auto",
 ) -> PredictionsPublic:
     """Classify images with the model, using the evaluation transforms it was trained with."""
-    folder = await run_in_threadpool(_caller_model_folder, request, settings, model_id)
+    folder: Path = request.state.model_folder  # see _CallerFirst: resolved before the body was read
     if not 1 <= len(images) <= MAX_PREDICT_IMAGES:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"send 1 to {MAX_PREDICT_IMAGES} images")
     payload = []
@@ -127,7 +146,8 @@ async def predict(
         payload.append((name, await upload.read()))
     predictor = _predictor(request)
     try:
-        classes, results = await predictor.predict(model_id, folder, payload, top_k)
+        forced = {"auto": None, "yes": True, "no": False}[invert]
+        classes, results = await predictor.predict(model_id, folder, payload, top_k, forced)
     except PredictionInputError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, exc.message) from None
     except ModelUnavailable as exc:
@@ -144,10 +164,30 @@ async def predict(
                 probability=r.probability,
                 top_k=[ClassScore(label=score.label, probability=score.probability) for score in r.top_k],
                 probabilities=r.probabilities,
+                inverted=r.inverted,
             )
             for (name, _), r in zip(payload, results, strict=True)
         ],
     )
+
+
+router.add_api_route(
+    "/{model_id}/predict",
+    predict,
+    methods=["POST"],
+    operation_id="predict",
+    route_class_override=_CallerFirst,
+    form_limits={"max_files": MAX_PREDICT_IMAGES, "max_fields": 4, "max_part_size": 1024},
+    responses=error_responses(
+        404,
+        described={
+            400: "An upload is not a usable image, or the number of images is out of range.",
+            413: f"An image is larger than {MAX_PREDICT_IMAGE_BYTES} bytes, or the request is larger "
+            f"than {MAX_PREDICT_BODY_BYTES} bytes.",
+            **_FILES,
+        },
+    ),
+)
 
 
 def _caller_model_folder(request: Request, settings: Settings, model_id: str) -> Path:

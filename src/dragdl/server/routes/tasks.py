@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import AsyncIterator
-from datetime import datetime
 from typing import Annotated, Any
 
-import anyio
-from fastapi import APIRouter, Header, Path, Query, Request, Response, status
+from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
-from sqlalchemy.orm import Session, sessionmaker
+from starlette.types import Receive, Scope, Send
 
-from dragdl.server.db.models import Task, TaskEvent, TaskStatus
+from dragdl.server.auth import authenticate
+from dragdl.server.db.models import Task, TaskStatus
 from dragdl.server.deps import CurrentUser, RunnerDep, SessionDep, SettingsDep
 from dragdl.server.errors import Responses, error_responses
 from dragdl.server.schemas.graphs import GRAPH_REJECTED
@@ -28,21 +24,25 @@ from dragdl.server.schemas.tasks import (
     TasksPublic,
 )
 from dragdl.server.services import tasks as service
+from dragdl.server.services.event_hub import EventHub, TooManyStreams, Viewer
 
 router = APIRouter(prefix="/api/tasks", tags=["tasks"])
 
 TaskId = Annotated[str, Path(max_length=64)]
-POLL_S = 0.5
-KEEPALIVE_S = 15.0
 _NOT_FOUND = error_responses(404)
 _SUBMITTED: Responses = {
     **error_responses(
-        400, described={404: "No such saved graph (`graph_id`); another user's does not exist for you."}
+        400,
+        described={
+            404: "No such saved graph (`graph_id`); another user's does not exist for you.",
+            409: "Your task artifacts fill your artifact quota.",
+        },
     ),
     **GRAPH_REJECTED,
 }
 """Submission refuses like a graph save; resources that cannot run the graph (a cuda train node with no
-GPU) are a problem of the train node's `device` field."""
+GPU) are a problem of the train node's `device` field, resources above the user's caps per task one of
+its `resources.cpus` or `resources.gpus`."""
 
 
 def _detail(task: Task) -> TaskDetail:
@@ -99,7 +99,10 @@ def stop_task(task_id: TaskId, user: CurrentUser, db: SessionDep, runner: Runner
 @router.post(
     "/{task_id}/retry",
     operation_id="retryTask",
-    responses=error_responses(404, described={409: "Only a FAILED or STOPPED task can be retried."}),
+    responses={
+        **error_responses(404, described={409: "Only a FAILED or STOPPED task can be retried."}),
+        **GRAPH_REJECTED,
+    },
 )
 def retry_task(task_id: TaskId, user: CurrentUser, db: SessionDep, runner: RunnerDep) -> TaskPublic:
     """Queue a FAILED or STOPPED task again; it resumes from its last checkpoint."""
@@ -111,7 +114,10 @@ def retry_task(task_id: TaskId, user: CurrentUser, db: SessionDep, runner: Runne
     "/{task_id}/clone",
     operation_id="cloneTask",
     status_code=status.HTTP_201_CREATED,
-    responses={**_NOT_FOUND, **GRAPH_REJECTED},
+    responses={
+        **error_responses(404, described={409: "Your task artifacts fill your artifact quota."}),
+        **GRAPH_REJECTED,
+    },
 )
 def clone_task(
     task_id: TaskId, user: CurrentUser, db: SessionDep, settings: SettingsDep, runner: RunnerDep
@@ -184,20 +190,32 @@ def get_task_report(
     return service.read_report(settings, service.get_task(db, user, task_id))
 
 
+_STREAM_REFUSED: Responses = error_responses(
+    404,
+    described={
+        429: "Too many open event streams for this account (`DRAGDL_MAX_EVENT_STREAMS_PER_USER`): "
+        "close one, or reconnect after `Retry-After` seconds."
+    },
+)
+_STREAM_REFUSED[429]["headers"] = {
+    "Retry-After": {"description": "Seconds to wait before reconnecting.", "schema": {"type": "integer"}}
+}
+RETRY_STREAM_AFTER_S = 5
+
+
 @router.get(
     "/{task_id}/events",
     operation_id="streamTaskEvents",
     response_class=StreamingResponse,
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "Server-sent events."},
-        **_NOT_FOUND,
+        **_STREAM_REFUSED,
     },
 )
-def stream_task_events(
+async def stream_task_events(
     task_id: TaskId,
     request: Request,
-    user: CurrentUser,
-    db: SessionDep,
+    settings: SettingsDep,
     last_event_id: Annotated[str | None, Header()] = None,
     after: Annotated[
         int | None, Query(ge=0, description="Resume after this event id (like Last-Event-ID).")
@@ -206,12 +224,45 @@ def stream_task_events(
     """Server-sent events: `id:` the event id, `event:` its kind (status, start, progress, metric, log,
     artifact, error), `data:` its JSON. The stream replays the history first, follows the task live,
     and ends after the final status. Reconnecting with `Last-Event-ID` continues without repeats.
+    A stream that falls far behind is ended; reconnecting with `Last-Event-ID` catches up.
     """
-    task = service.get_task(db, user, task_id)
+    hub: EventHub = request.app.state.events
+
+    def owned() -> tuple[int, str]:
+        # Not the SessionDep/CurrentUser dependencies: their session would stay open, holding a pooled
+        # connection, for as long as the stream runs.
+        with request.app.state.sessions() as db:
+            user = authenticate(request, db, settings)
+            return user.id, service.get_task(db, user, task_id).id
+
+    user_id, owned_id = await hub.run_sync(owned)
     start = after if after is not None else _event_id(last_event_id)
-    stream = _events(request.app.state.sessions, task.id, start)
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+    try:
+        viewer = hub.open(user_id, owned_id, start)
+    except TooManyStreams as exc:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            f"too many open event streams: your account has {exc.open_streams} of the {exc.limit} "
+            "allowed; close a monitor or wait for a task to end",
+            headers={"Retry-After": str(RETRY_STREAM_AFTER_S)},
+        ) from None
+    return EventStreamResponse(viewer)
+
+
+class EventStreamResponse(StreamingResponse):
+    """Gives the stream's slot back however the response ends, also when the client left before the
+    first byte (the stream's generator, whose `finally` would do it, then never runs)."""
+
+    def __init__(self, viewer: Viewer) -> None:
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        super().__init__(viewer.stream(), media_type="text/event-stream", headers=headers)
+        self.viewer = viewer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.viewer.close()
 
 
 def _event_id(header: str | None) -> int:
@@ -219,43 +270,3 @@ def _event_id(header: str | None) -> int:
         return max(0, int(header or 0))
     except ValueError:
         return 0
-
-
-def _sse(event: TaskEvent) -> bytes:
-    data = {**event.data, "time": _iso(event.created_at)}
-    return f"id: {event.id}\nevent: {event.kind}\ndata: {json.dumps(data)}\n\n".encode()
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat()
-
-
-def _poll(
-    sessions: sessionmaker[Session], task_id: str, after: int
-) -> tuple[TaskStatus | None, list[TaskEvent]]:
-    # The status is read before the events: once it is final, the final status event is committed,
-    # so this one read returns everything up to the end.
-    with sessions() as db:
-        current = service.task_status(db, task_id)
-        return current, service.events_after(db, task_id, after)
-
-
-async def _events(sessions: sessionmaker[Session], task_id: str, after: int) -> AsyncIterator[bytes]:
-    yield b"retry: 2000\n\n"
-    last, quiet = after, 0.0
-    while True:
-        current, events = await anyio.to_thread.run_sync(_poll, sessions, task_id, last)
-        for event in events:
-            yield _sse(event)
-            last = event.id
-        if current is None or (current.finished and len(events) < service.EVENTS_PAGE):
-            return
-        if events:
-            quiet = 0.0
-            if len(events) == service.EVENTS_PAGE:
-                continue
-        elif quiet >= KEEPALIVE_S:
-            yield b": keep-alive\n\n"
-            quiet = 0.0
-        await asyncio.sleep(POLL_S)
-        quiet += POLL_S

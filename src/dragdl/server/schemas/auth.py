@@ -1,10 +1,12 @@
-"""Personal API tokens."""
+"""The session probe and personal API tokens."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from dragdl.server.schemas.users import UserPublic
 
 
 class ApiTokenCreate(BaseModel):
@@ -23,3 +25,11 @@ class ApiTokenPublic(BaseModel):
 
 class ApiTokenCreated(ApiTokenPublic):
     token: str = Field(description="The token itself; shown only in this answer, never again.")
+
+
+class SessionPublic(BaseModel):
+    signed_in: bool = Field(description="False: no valid session cookie or API token came with the request.")
+    user: UserPublic | None = Field(description="Who is signed in; null when nobody is.")
+    single_user: bool = Field(
+        description="The server runs in single-user mode (--no-auth): no accounts, nobody signs in or out."
+    )

@@ -45,6 +45,10 @@ class ImagePredictionPublic(BaseModel):
     probability: float
     top_k: list[ClassScore]
     probabilities: list[float] = Field(description="One probability per class, in the order of `classes`.")
+    inverted: bool = Field(
+        False,
+        description="The image was inverted (255 - value) to have the paper of the training images.",
+    )
 
 
 class PredictionsPublic(BaseModel):

@@ -7,13 +7,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
+from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS
 from dragdl.server.db.models import TaskStatus
 
 
 class TaskResources(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    cpus: float = Field(1.0, gt=0, le=256, description="CPU cores the worker reserves (fractions allowed).")
+    cpus: float = Field(
+        1.0, gt=0, le=256, description="CPU cores the worker reserves (fractions allowed), within your cap."
+    )
     gpus: float | None = Field(
         None,
         ge=0,
@@ -31,7 +34,13 @@ class TaskCreate(BaseModel):
     graph: dict[str, Any] | None = Field(None, description="The graph JSON; validated before it is queued.")
     graph_id: str | None = Field(None, max_length=64, description="A saved graph of yours.")
     name: str | None = Field(None, min_length=1, max_length=200, description="Defaults to the graph's name.")
-    priority: int = Field(0, ge=-100, le=100, description="Higher runs first; equal priorities run in order.")
+    priority: int = Field(
+        0,
+        ge=-100,
+        le=100,
+        description="Orders your own queued tasks: higher runs first, equal priorities in order. Tasks of "
+        "different users start first come, first served whatever their priorities.",
+    )
     resources: TaskResources = Field(default_factory=TaskResources)
 
     @model_validator(mode="after")
@@ -79,6 +88,26 @@ class TaskPublic(BaseModel):
             return None
         end = self.finished_at or datetime.now(UTC)
         return max(0.0, (_utc(end) - _utc(self.started_at)).total_seconds())
+
+    # Each run (the first, or one the user resumed) gets DEFAULT_MAX_ATTEMPTS attempts, and a
+    # server restart spares one: so max_attempts - DEFAULT_MAX_ATTEMPTS attempts came before this run.
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def continued(self) -> bool:
+        """This run continues an earlier one (resumed by its owner, or after a server restart)."""
+        return self.max_attempts > DEFAULT_MAX_ATTEMPTS
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def retries(self) -> int:
+        """Automatic retries after a crash in this run (a user's resume is not one)."""
+        return max(0, self.attempts - (self.max_attempts - DEFAULT_MAX_ATTEMPTS) - 1)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def max_retries(self) -> int:
+        """How many automatic retries a run gets."""
+        return DEFAULT_MAX_ATTEMPTS - 1
 
 
 def _utc(moment: datetime) -> datetime:

@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_QUOTA_BYTES = 2**62
+"""Far above any disk, and within a 64-bit column."""
 USERNAME_PATTERN = r"^[A-Za-z0-9_.-]{3,64}$"
 USERNAME_FIELD = Field(
     min_length=3,
@@ -37,6 +39,18 @@ class UserPublic(BaseModel):
     username: str
     is_admin: bool
     max_running_tasks: int | None = Field(description="Quota of running tasks; null = the server default.")
+    dataset_quota_bytes: int | None = Field(
+        description="Storage quota of the user's datasets; null = the server default."
+    )
+    artifact_quota_bytes: int | None = Field(
+        description="Storage quota of the user's task artifacts; null = the server default."
+    )
+    max_cpus_per_task: float | None = Field(
+        description="CPUs one task may reserve; null = the server default."
+    )
+    max_gpus_per_task: float | None = Field(
+        description="GPUs one task may reserve; null = the server default."
+    )
     created_at: datetime
 
 
@@ -46,7 +60,7 @@ class UsersPublic(BaseModel):
 
 
 class UserUpdate(BaseModel):
-    """What an administrator may change. Omitted fields stay; `max_running_tasks: null` = default.
+    """What an administrator may change. Omitted fields stay; a limit set to null = the server default.
 
     Strict: `false` is not a quota of 0, nor `"1"` an admin flag."""
 
@@ -54,3 +68,32 @@ class UserUpdate(BaseModel):
 
     is_admin: bool | None = None
     max_running_tasks: int | None = Field(default=None, ge=0, le=10_000)
+    dataset_quota_bytes: int | None = Field(default=None, ge=0, le=MAX_QUOTA_BYTES)
+    artifact_quota_bytes: int | None = Field(default=None, ge=0, le=MAX_QUOTA_BYTES)
+    max_cpus_per_task: float | None = Field(default=None, gt=0, le=256)
+    max_gpus_per_task: float | None = Field(default=None, ge=0, le=16)
+
+
+class Limits(BaseModel):
+    """The limits in force for the user: their own where an administrator set one, else the server's."""
+
+    max_running_tasks: int = Field(description="Tasks that may run at once.")
+    dataset_quota_bytes: int
+    artifact_quota_bytes: int
+    max_cpus_per_task: float
+    max_gpus_per_task: float
+
+
+class StorageUsage(BaseModel):
+    datasets_bytes: int = Field(description="What the user's uploaded datasets take on disk.")
+    artifacts_bytes: int = Field(
+        description="What the user's tasks and models take on disk: checkpoints, bundles, logs."
+    )
+
+
+class Account(BaseModel):
+    """The signed-in user, with their limits and storage usage."""
+
+    user: UserPublic
+    limits: Limits
+    usage: StorageUsage

@@ -20,15 +20,6 @@ from dragdl.server.settings import Settings
 if TYPE_CHECKING:  # the engine's data module imports torch: only at call time
     from dragdl.engine.data.base import DataContext
 
-PATH_FIELDS: dict[str, tuple[str, ...]] = {
-    "dataset.folder": ("path",),
-    "dataset.csv": ("path", "image_root"),
-    "dataset.bitmaps": ("path",),
-}
-"""Node types that read a server path, and the fields that hold it."""
-OPTIONAL_PATH_FIELDS: dict[str, tuple[str, ...]] = {"dataset.torchvision": ("root",)}
-"""Node types that read a server path only when the field is set."""
-
 
 def data_context_for(
     db: Session, settings: Settings, user: User, *, allow_download: bool = False
@@ -44,8 +35,11 @@ def data_context_for(
 def check_graph_policy(graph: Graph | dict[str, Any], user: User) -> list[GraphError]:
     """Errors for what this user may not do on the server; empty for administrators.
 
-    Non-administrators may not point dataset nodes at server paths: they upload their data instead.
-    A raw graph that does not parse yields no errors here (validation reports the schema errors).
+    Non-administrators may not set parameters that name server files or folders (those the node
+    catalog marks `ServerPath`): they upload their data instead. The refusal depends only on the
+    node and the field, never on the value, and nothing is read before it, so it tells nothing about
+    the server's files. A raw graph that does not parse yields no errors here (validation reports the
+    schema errors), and neither does a node type the catalog does not know.
     """
     if user.is_admin:
         return []
@@ -54,25 +48,36 @@ def check_graph_policy(graph: Graph | dict[str, Any], user: User) -> list[GraphE
         if parsed is None:
             return []
         graph = parsed
+    from dragdl.engine.nodes.registry import get_node_type
+
     errors: list[GraphError] = []
     for node in graph.nodes:
-        fields = PATH_FIELDS.get(node.type, ())
-        forbidden = [name for name in fields if name == "path" or node.params.get(name)]
-        forbidden += [name for name in OPTIONAL_PATH_FIELDS.get(node.type, ()) if node.params.get(name)]
-        for name in forbidden:
-            errors.append(
-                GraphError(
-                    code="dataset_path_forbidden",
-                    message=(
-                        f"{node.label or node.id} ({node.type}) reads the server path in '{name}'; only "
-                        "administrators may read server paths: upload the data as a dataset and use that"
-                    ),
-                    node_id=node.id,
-                    field=name,
-                    details={"type": node.type},
-                )
-            )
+        kind = get_node_type(node.type)
+        if kind is None:
+            continue
+        for name in kind.path_fields:
+            if kind.params_model.model_fields[name].is_required() or _set(node.params.get(name)):
+                errors.append(_path_refused(node.label or node.id, node.id, node.type, kind.category, name))
     return errors
+
+
+def _set(value: Any) -> bool:
+    """Whether an optional path field names something (property forms send "" for an emptied box)."""
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def _path_refused(who: str, node_id: str, node_type: str, category: str, name: str) -> GraphError:
+    instead = "upload the data as a dataset and use that" if category == "dataset" else f"clear '{name}'"
+    return GraphError(
+        code="dataset_path_forbidden",
+        message=(
+            f"{who} ({node_type}) names a file or folder on the server in '{name}'; only "
+            f"administrators may use server paths: {instead}"
+        ),
+        node_id=node_id,
+        field=name,
+        details={"type": node_type},
+    )
 
 
 def _parse(raw: dict[str, Any]) -> Graph | None:

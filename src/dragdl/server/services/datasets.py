@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.server.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services.access import reachable_by
+from dragdl.server.services.limits import check_dataset_room, lock_user
 from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
 from dragdl.server.settings import Settings
 
@@ -112,8 +113,18 @@ def delete_dataset(db: Session, settings: Settings, row: Dataset) -> None:
 def create_dataset(
     db: Session, settings: Settings, user: User, dataset_id: str, files: list[ReceivedFile], name: str | None
 ) -> Dataset:
-    """Check and store an upload whose files were received into `datasets/<id>/incoming/`."""
+    """Check and store an upload whose files were received into `datasets/<id>/incoming/`.
+
+    The dataset must fit in the user's dataset quota as unpacked; the user's row stays locked from
+    that check to the commit, so concurrent uploads cannot both take the last room.
+    """
     ingested = ingest(settings, dataset_id, files)
+    lock_user(db, user)
+    try:
+        check_dataset_room(db, settings, user, ingested.size_bytes)
+    except UploadError:
+        db.rollback()
+        raise
     row = Dataset(
         id=dataset_id,
         owner_id=user.id,
@@ -278,11 +289,19 @@ def _relative_path(path: Path, root: Path) -> str:
 
 
 def _image_sizes(listing: ImageList) -> list[tuple[int, int]]:
+    """Each image's (H, W), after decoding it whole: a file that ends early has a good header, and
+    would otherwise be accepted here and fail the task that reads it (the pixel limit is checked first)."""
     from PIL import Image
+
+    from dragdl.engine.data.base import DatasetError
 
     sizes = []
     for path in listing.files:
         with Image.open(path) as img:
+            try:
+                img.load()
+            except (OSError, SyntaxError, ValueError) as exc:
+                raise DatasetError(f"image {path} is damaged or truncated ({exc})", field="path") from None
             sizes.append((img.size[1], img.size[0]))
     return sizes
 

@@ -21,6 +21,7 @@ from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.spec import Graph
 from dragdl.server.db.models import Graph as GraphRow
 from dragdl.server.db.models import GraphVersion, User, utcnow
+from dragdl.server.errors import public_graph_errors
 from dragdl.server.services.access import reachable_by
 from dragdl.server.services.data_context import check_graph_policy, data_context_for
 from dragdl.server.settings import Settings
@@ -74,7 +75,54 @@ def parse(raw: dict[str, Any]) -> tuple[Graph, dict[str, Any]]:
         raise GraphRejected("the graph does not match the graph schema", errors) from None
     data = graph.model_dump(mode="json", by_alias=True, exclude_unset=True)
     data.setdefault("version", graph.version)
+    errors = _size_errors(graph, data)
+    if errors:
+        raise GraphRejected("the graph is too large", errors)
     return graph, data
+
+
+MAX_GRAPH_BYTES = 1024**2
+"""A stored graph's JSON; the largest templates are a few KB (the schema caps nodes and edges)."""
+MAX_PARAM_TEXT = 10_000
+"""Characters of any text in a node's params (a Lambda formula, a path, a model name)."""
+
+
+def _size_errors(graph: Graph, data: dict[str, Any]) -> list[GraphError]:
+    errors = [
+        GraphError(
+            code="value_too_long",
+            message=f"{field}: {length} characters is above the limit of {MAX_PARAM_TEXT}",
+            node_id=node.id,
+            field=field,
+            details={"limit": MAX_PARAM_TEXT, "length": length},
+        )
+        for node in graph.nodes
+        for field, length in _long_texts(node.params, "params")
+    ]
+    size = len(json.dumps(data, separators=(",", ":")).encode())
+    if size > MAX_GRAPH_BYTES:
+        errors.append(
+            GraphError(
+                code="graph_too_large",
+                message=f"the graph is {size} bytes of JSON, above the limit of {MAX_GRAPH_BYTES}",
+                details={"limit": MAX_GRAPH_BYTES, "size": size},
+            )
+        )
+    return errors
+
+
+def _long_texts(value: Any, where: str) -> list[tuple[str, int]]:
+    """(field path, length) of every text (keys included) longer than MAX_PARAM_TEXT within `value`."""
+    if isinstance(value, str):
+        return [(where, len(value))] if len(value) > MAX_PARAM_TEXT else []
+    found: list[tuple[str, int]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _long_texts(key, where) + _long_texts(item, f"{where}.{key[:40]}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _long_texts(item, f"{where}.{index}")
+    return found
 
 
 def _node_id_at(raw: dict[str, Any], loc: tuple[int | str, ...]) -> str | None:
@@ -216,7 +264,8 @@ def validate(db: Session, settings: Settings, user: User, raw: dict[str, Any]) -
     from dragdl.engine.graph.validate import validate_graph
 
     result = validate_graph(raw, data_context_for(db, settings, user))
-    return result.model_dump(mode="json")
+    errors = public_graph_errors(result.errors, settings.data_dir, user.is_admin)
+    return result.model_copy(update={"errors": errors}).model_dump(mode="json")
 
 
 def generate_code(
@@ -235,7 +284,8 @@ def generate_code(
     try:
         code = generate_script(data, data_context_for(db, settings, user))
     except GraphInvalid as exc:  # generate_script validates first and reports every error
-        raise GraphRejected("the graph does not validate", exc.errors) from None
+        errors = public_graph_errors(exc.errors, settings.data_dir, user.is_admin)
+        raise GraphRejected("the graph does not validate", errors) from None
     return f"{_slug(name)}.py", code
 
 

@@ -150,7 +150,7 @@ def training_script(db: Session, settings: Settings, row: Model) -> str:
     from dragdl.engine.compile.codegen import generate_script
     from dragdl.engine.graph.errors import GraphInvalid
     from dragdl.engine.nodes.uploaded import inline_uploaded
-    from dragdl.server.services.data_context import data_context_for
+    from dragdl.server.services.data_context import check_graph_policy, data_context_for
 
     try:
         manifest = read_manifest(folder)
@@ -158,6 +158,10 @@ def training_script(db: Session, settings: Settings, row: Model) -> str:
         raise ModelFilesError(hide_paths(exc.message, folder)) from None
     owner = db.get(User, row.owner_id)
     assert owner is not None  # the foreign key deletes models with their owner
+    refused = check_graph_policy(manifest.graph, owner)
+    if refused:  # trained under an older policy, or by an administrator since demoted
+        problems = "; ".join(error.describe() for error in refused)
+        raise ModelFilesError(f"cannot write the training script: {problems}", 422)
     ctx = data_context_for(db, settings, owner)
     try:
         return generate_script(inline_uploaded(manifest.graph, ctx), ctx)

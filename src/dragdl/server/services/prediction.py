@@ -101,17 +101,23 @@ def check_image(name: str, data: bytes, pixel_limit: int) -> None:
         )
 
 
-def preprocess(bundle: Bundle, images: list[tuple[str, bytes]], pixel_limit: int) -> list[Tensor]:
-    """Each image as the network input, with the bundle's evaluation transforms."""
+def preprocess(
+    bundle: Bundle, images: list[tuple[str, bytes]], pixel_limit: int, invert: bool | None = None
+) -> list[tuple[Tensor, bool]]:
+    """Each image as the network input, with the bundle's evaluation transforms, and whether it was
+    inverted (`invert` None: when its paper is the opposite of the training images')."""
     from dragdl.engine.bundle import ImageError
+    from dragdl.engine.data.stages import NonFiniteError
 
     inputs = []
     for name, data in images:
         check_image(name, data, pixel_limit)
         try:
-            inputs.append(bundle.preprocess(data))
+            inputs.append(bundle.prepare(data, invert))
         except ImageError as exc:
             raise PredictionInputError(str(exc).replace(f"<{len(data)} bytes>", name, 1)) from None
+        except NonFiniteError as exc:  # a data operator of the model gives NaN for this image
+            raise PredictionInputError(f"{name}: {exc.message.replace('an image', 'this image')}") from None
     return inputs
 
 
@@ -126,6 +132,8 @@ class Request:
 
     images: list[tuple[str, bytes]]
     top_k: int
+    invert: bool | None = None
+    """None: invert an image whose paper is the opposite of the training images'; True/False: do as told."""
 
 
 @dataclass(frozen=True)
@@ -147,21 +155,26 @@ def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[An
     classes = bundle.classes
     answers: list[Answer] = []
     inputs: list[Tensor] = []
+    flips: list[bool] = []
     spans: list[tuple[int, int]] = []
     for request in requests:
         try:
-            tensors = preprocess(bundle, request.images, pixel_limit)
+            prepared = preprocess(bundle, request.images, pixel_limit, request.invert)
         except PredictionInputError as exc:
             answers.append(exc)
             spans.append((0, 0))
             continue
         answers.append(Answered(classes, []))
-        spans.append((len(inputs), len(inputs) + len(tensors)))
-        inputs.extend(tensors)
+        spans.append((len(inputs), len(inputs) + len(prepared)))
+        inputs.extend(x for x, _ in prepared)
+        flips.extend(flip for _, flip in prepared)
     rows = forward(bundle, inputs) if inputs else []
     for request, found, (first, last) in zip(requests, answers, spans, strict=True):
         if isinstance(found, Answered):
-            found.predictions.extend(bundle.ranked(row, request.top_k) for row in rows[first:last])
+            found.predictions.extend(
+                bundle.ranked(row, request.top_k, flip)
+                for row, flip in zip(rows[first:last], flips[first:last], strict=True)
+            )
     return answers
 
 
@@ -222,14 +235,19 @@ class PredictionService:
         return await loop.run_in_executor(self.pool, self._answer, key, folder, requests)
 
     async def predict(
-        self, key: str, folder: Path, images: list[tuple[str, bytes]], top_k: int = 5
+        self,
+        key: str,
+        folder: Path,
+        images: list[tuple[str, bytes]],
+        top_k: int = 5,
+        invert: bool | None = None,
     ) -> tuple[list[str], list[Prediction]]:
         """The classes and one prediction per image (name, bytes), with the bundle in `folder`
-        cached under `key`.
+        cached under `key`; `invert` as in Request.
 
         Raises PredictionInputError for an unusable image, ModelUnavailable for unusable model files.
         """
-        request = Request(images, top_k)
+        request = Request(images, top_k, invert)
         if not self.batching:
             (found,) = await self._run_batch(key, folder, [request])
         else:

@@ -20,10 +20,12 @@ from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS, Runner, WorkerConfig
 from dragdl.runner.scheduler import Scheduler, train_device
 from dragdl.runner.transitions import add_event, finish, guarded_update
 from dragdl.server.db.models import Model, Task, TaskEvent, TaskStatus, User
+from dragdl.server.errors import public_graph_errors
 from dragdl.server.schemas.tasks import TaskCreate, TaskLog, TaskResources, TaskSort
 from dragdl.server.services import graphs as graph_service
 from dragdl.server.services.data_context import check_graph_policy, data_context_for
 from dragdl.server.services.graphs import GraphRejected
+from dragdl.server.services.limits import cap_resources, check_artifact_room
 from dragdl.server.settings import Settings
 
 LOG_CHUNK_BYTES = 64 * 1024
@@ -68,7 +70,8 @@ def check_graph(db: Session, settings: Settings, user: User, raw: dict[str, Any]
 
     result = validate_graph(data, data_context_for(db, settings, user))
     if not result.ok:
-        raise GraphRejected("the graph does not validate", result.errors)
+        errors = public_graph_errors(result.errors, settings.data_dir, user.is_admin)
+        raise GraphRejected("the graph does not validate", errors)
     return data
 
 
@@ -96,6 +99,14 @@ def resources_for(requested: TaskResources, graph: dict[str, Any]) -> dict[str, 
         )
         raise GraphRejected("the resources do not fit the graph", [problem])
     return {"cpus": requested.cpus, "gpus": gpus}
+
+
+def _within_caps(
+    settings: Settings, user: User, resources: dict[str, float | None], graph: dict[str, Any]
+) -> dict[str, float | None]:
+    """The resources if the user's caps per task allow them; GraphRejected (422) on the train node."""
+    node = _train_node(graph)
+    return cap_resources(settings, user, resources, str(node["id"]) if node else None)
 
 
 def _queue(
@@ -136,7 +147,8 @@ def submit(db: Session, settings: Settings, user: User, body: TaskCreate, runner
         assert body.graph is not None
         raw, default_name = body.graph, str(body.graph.get("name") or "task")
     data = check_graph(db, settings, user, raw)
-    resources = resources_for(body.resources, data)
+    resources = _within_caps(settings, user, resources_for(body.resources, data), data)
+    check_artifact_room(db, settings, user)
     task = _queue(
         db, user, data, body.name or default_name[:200], graph_id, body.priority, resources, "submitted"
     )
@@ -281,7 +293,16 @@ def stop_task(db: Session, task: Task, runner: Runner | None) -> Task:
 
 
 def retry_task(db: Session, task: Task, runner: Runner | None) -> Task:
-    """FAILED or STOPPED -> QUEUED, resuming from the newest checkpoint, with a fresh retry budget."""
+    """FAILED or STOPPED -> QUEUED, resuming from the newest checkpoint, with a fresh retry budget.
+
+    The stored graph passed the policy when it was submitted; it is checked again against what its
+    owner may do now (an administrator since demoted, or a graph stored under an older policy), so
+    a retried worker never reads what a new submission could not.
+    """
+    owner = db.get(User, task.owner_id)
+    refused = check_graph_policy(task.graph_snapshot, owner) if owner is not None else []
+    if refused:
+        raise GraphRejected("the graph reads server paths", refused)
     retryable = (TaskStatus.FAILED, TaskStatus.STOPPED)
     ok = guarded_update(
         db,
@@ -307,7 +328,8 @@ def retry_task(db: Session, task: Task, runner: Runner | None) -> Task:
 def clone_task(db: Session, settings: Settings, user: User, task: Task, runner: Runner | None) -> Task:
     """A new queued task training the same graph from scratch (validated again: data may have changed)."""
     data = check_graph(db, settings, user, task.graph_snapshot)
-    requested = dict(task.resources or {})
+    requested = _within_caps(settings, user, dict(task.resources or {}), data)
+    check_artifact_room(db, settings, user)
     name = f"{task.name} (copy)"[:200]
     clone = _queue(
         db, user, data, name, task.graph_id, task.priority, requested, f"cloned from task {task.id}"

@@ -20,9 +20,13 @@ from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import parse_options_header
 from starlette.concurrency import run_in_threadpool
 
+from dragdl.server.request_limits import MULTIPART_ENVELOPE_BYTES
+
 MAX_FIELD_BYTES = 64 * 1024
-_ENVELOPE_BYTES = 1024 * 1024
-"""Room for multipart headers and boundaries on top of the file bytes in a Content-Length check."""
+MAX_FIELDS = 16
+"""Text fields of one upload (a dataset upload has one: its name)."""
+MAX_FIELDS_TOTAL_BYTES = 256 * 1024
+"""All text fields of one upload together: they are held in memory, unlike the files."""
 
 
 class UploadError(Exception):
@@ -73,6 +77,7 @@ class _Receiver:
         self.form = ReceivedForm()
         self.part = _Part()
         self.total = 0
+        self.field_bytes = 0
         self.header_name = b""
         self.header_value = b""
         self.pending: list[tuple[IO[bytes], bytes]] = []
@@ -100,6 +105,8 @@ class _Receiver:
             raise UploadError('a multipart part has no Content-Disposition "name"')
         self.part.name = self._decode(options[b"name"])
         if b"filename" not in options:
+            if len(self.form.fields) >= MAX_FIELDS:
+                raise UploadError(f"too many form fields in one upload (limit {MAX_FIELDS})")
             return
         if len(self.form.files) >= self.max_files:
             raise UploadError(f"too many files in one upload (limit {self.max_files})")
@@ -114,6 +121,12 @@ class _Receiver:
         if self.part.handle is None:
             if len(self.part.data) + len(chunk) > MAX_FIELD_BYTES:
                 raise UploadError(f"form field {self.part.name!r} is longer than {MAX_FIELD_BYTES} bytes")
+            self.field_bytes += len(chunk)
+            if self.field_bytes > MAX_FIELDS_TOTAL_BYTES:
+                raise UploadError(
+                    f"the form fields are longer than {MAX_FIELDS_TOTAL_BYTES} bytes together "
+                    f"(reached in field {self.part.name!r})"
+                )
             self.part.data.extend(chunk)
             return
         self.total += len(chunk)
@@ -162,7 +175,7 @@ async def receive_multipart(
     if not boundary:
         raise UploadError("the multipart Content-Type has no boundary")
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes + _ENVELOPE_BYTES:
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes + MULTIPART_ENVELOPE_BYTES:
         raise UploadError(
             f"the upload ({declared} bytes) is larger than the limit of {max_bytes} bytes",
             413,

@@ -37,21 +37,39 @@ def get_by_username(db: Session, username: str) -> User | None:
 
 
 def create_user(db: Session, body: UserCreate, *, admin: bool | None = None) -> User:
-    """A new account; `admin=None` makes the first account with a password an administrator."""
+    """A new account; `admin=None` makes the first account with a password an administrator.
+
+    Counting the accounts is not enough when first sign-ups arrive together: each sees none. The
+    first account also claims `founder`, a unique column, so the database lets only one of them in;
+    the others are stored again as ordinary accounts.
+    """
     if get_by_username(db, body.username) is not None:
         raise UsernameTaken(body.username)
-    if admin is None:
-        others = db.scalar(
-            select(func.count()).select_from(User).where(User.password_hash != UNUSABLE_PASSWORD)
-        )
-        admin = others == 0
-    user = User(username=body.username, password_hash=hash_password(body.password), is_admin=admin)
+    first = admin is None and _no_accounts_yet(db)
+    password_hash = hash_password(body.password)
+    if first:
+        try:
+            return _insert(db, body.username, password_hash, admin=True, founder=True)
+        except IntegrityError:  # another first sign-up claimed it (or took the name)
+            pass
+    return _insert(db, body.username, password_hash, admin=bool(admin), founder=None)
+
+
+def _no_accounts_yet(db: Session) -> bool:
+    others = db.scalar(select(func.count()).select_from(User).where(User.password_hash != UNUSABLE_PASSWORD))
+    return others == 0
+
+
+def _insert(db: Session, username: str, password_hash: str, *, admin: bool, founder: bool | None) -> User:
+    user = User(username=username, password_hash=password_hash, is_admin=admin, founder=founder)
     db.add(user)
     try:
         db.commit()
-    except IntegrityError as exc:  # the same name signed up concurrently
+    except IntegrityError as exc:
         db.rollback()
-        raise UsernameTaken(body.username) from exc
+        if founder:
+            raise
+        raise UsernameTaken(username) from exc  # the same name signed up concurrently
     return user
 
 

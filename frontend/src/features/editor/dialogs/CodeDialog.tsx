@@ -1,25 +1,23 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { fetchGraphCode, validateGraph } from '../../../api/endpoints';
+import { generateCode, validateGraph } from '../../../api/graphs';
 import type { GraphSpec } from '../../../api/types';
 import { Modal } from '../../../ui/Modal';
+import { errorText } from '../../../i18n/errorText';
 
 type State =
-  | { kind: 'loading'; step: 'validating' | 'saving' }
-  | { kind: 'code'; filename: string; code: string }
-  | { kind: 'problem'; message: string };
+  { kind: 'loading' } | { kind: 'code'; filename: string; code: string } | { kind: 'problem'; message: string };
 
 interface Props {
+  /** The open graph as it is when the dialog opens; nothing is saved to show its code. */
   graph: GraphSpec;
-  /** Saves the graph when it has unsaved changes; resolves to its server id. */
-  ensureSaved: () => Promise<string>;
   onClose: () => void;
 }
 
-/** Validate first (code comes from a valid graph), save, then GET /api/graphs/{id}/code. */
-export function CodeDialog({ graph, ensureSaved, onClose }: Props) {
+/** Validate first (code comes from a valid graph), then the script of exactly this graph. */
+export function CodeDialog({ graph, onClose }: Props) {
   const { t } = useTranslation();
-  const [state, setState] = useState<State>({ kind: 'loading', step: 'validating' });
+  const [state, setState] = useState<State>({ kind: 'loading' });
   const [copied, setCopied] = useState(false);
 
   useEffect(() => {
@@ -27,9 +25,7 @@ export function CodeDialog({ graph, ensureSaved, onClose }: Props) {
     const run = async (): Promise<State> => {
       const result = await validateGraph(graph);
       if (!result.ok) return { kind: 'problem', message: t('code.invalid', { count: result.errors.length }) };
-      if (!cancelled) setState({ kind: 'loading', step: 'saving' });
-      const id = await ensureSaved();
-      return { kind: 'code', ...(await fetchGraphCode(id)) };
+      return { kind: 'code', ...(await generateCode(graph)) };
     };
     run()
       .then((next) => !cancelled && setState(next))
@@ -37,14 +33,13 @@ export function CodeDialog({ graph, ensureSaved, onClose }: Props) {
         if (!cancelled)
           setState({
             kind: 'problem',
-            message: t('code.failed', { message: (error as Error).message ?? String(error) }),
+            message: t('code.failed', { message: errorText(error, t) }),
           });
       });
     return () => {
       cancelled = true;
     };
-    // Run once per opening: the dialog shows the graph as it was when opened.
-  }, []);
+  }, [graph, t]);
 
   const copy = async () => {
     if (state.kind !== 'code') return;
@@ -83,9 +78,7 @@ export function CodeDialog({ graph, ensureSaved, onClose }: Props) {
         ) : undefined
       }
     >
-      {state.kind === 'loading' && (
-        <p className="props__muted">{state.step === 'saving' ? t('code.saving') : t('code.loading')}</p>
-      )}
+      {state.kind === 'loading' && <p className="props__muted">{t('code.loading')}</p>}
       {state.kind === 'problem' && (
         <p className="dialog-error" role="alert">
           {state.message}

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { getGraph, listGraphs, type GraphSummary, type SavedGraph } from '../../../api/endpoints';
+import { getGraph, listGraphs, type GraphSummary, type SavedGraph } from '../../../api/graphs';
 import { Modal } from '../../../ui/Modal';
 import { useNotify } from '../../../ui/toast';
+import { errorText } from '../../../i18n/errorText';
 
 export function formatDate(iso: string, language: string): string {
   const date = new Date(iso);
@@ -13,13 +14,15 @@ export function OpenDialog({ onClose, onOpen }: { onClose: () => void; onOpen: (
   const { t, i18n } = useTranslation();
   const notify = useNotify();
   const [graphs, setGraphs] = useState<GraphSummary[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
 
   useEffect(() => {
     let cancelled = false;
     listGraphs()
       .then((list) => !cancelled && setGraphs(list))
-      .catch((reason: unknown) => !cancelled && setError(reason instanceof Error ? reason.message : String(reason)));
+      .catch((reason: unknown) => !cancelled && setFailure(reason));
     return () => {
       cancelled = true;
     };
@@ -29,7 +32,7 @@ export function OpenDialog({ onClose, onOpen }: { onClose: () => void; onOpen: (
     try {
       onOpen(await getGraph(id));
     } catch (reason) {
-      notify({ kind: 'error', message: t('open.failed', { message: (reason as Error).message }) });
+      notify({ kind: 'error', message: t('open.failed', { message: errorText(reason, t) }) });
     }
   };
 

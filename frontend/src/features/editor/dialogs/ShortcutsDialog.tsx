@@ -9,6 +9,7 @@ export function ShortcutsDialog({ onClose }: { onClose: () => void }) {
   const rows: [string[], string][] = [
     [[mod, 'Z'], t('shortcuts.undo')],
     [[mod, 'Shift', 'Z'], t('shortcuts.redo')],
+    [[mod, 'Y'], t('shortcuts.redo')],
     [[mod, 'C'], t('shortcuts.copy')],
     [[mod, 'V'], t('shortcuts.paste')],
     [[mod, 'A'], t('shortcuts.selectAll')],
@@ -26,7 +27,7 @@ export function ShortcutsDialog({ onClose }: { onClose: () => void }) {
       <table className="shortcuts">
         <tbody>
           {rows.map(([keys, what]) => (
-            <tr key={what}>
+            <tr key={keys.join('+')}>
               <td>
                 {keys.map((key, i) => (
                   <span key={key}>

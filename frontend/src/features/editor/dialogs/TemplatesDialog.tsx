@@ -1,19 +1,22 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { fetchTemplates, type GraphTemplate } from '../../../api/endpoints';
+import { fetchTemplates, type GraphTemplate } from '../../../api/graphs';
 import type { GraphSpec } from '../../../api/types';
 import { Modal } from '../../../ui/Modal';
+import { errorText } from '../../../i18n/errorText';
 
 export function TemplatesDialog({ onClose, onOpen }: { onClose: () => void; onOpen: (graph: GraphSpec) => void }) {
   const { t } = useTranslation();
   const [templates, setTemplates] = useState<GraphTemplate[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
 
   useEffect(() => {
     let cancelled = false;
     fetchTemplates()
       .then((list) => !cancelled && setTemplates(list))
-      .catch((reason: unknown) => !cancelled && setError(reason instanceof Error ? reason.message : String(reason)));
+      .catch((reason: unknown) => !cancelled && setFailure(reason));
     return () => {
       cancelled = true;
     };

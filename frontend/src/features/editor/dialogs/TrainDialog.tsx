@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { DatasetSummary } from '../../../api/types';
 import { Modal } from '../../../ui/Modal';
+import { errorText } from '../../../i18n/errorText';
 
 export type TrainStep = 'saving' | 'submitting';
 
@@ -48,7 +49,7 @@ export function TrainDialog({
     onSubmit({ name: name.trim() || initialName, epochs: initialEpochs === null ? null : epochs }, setStep).catch(
       (reason: unknown) => {
         setStep(null);
-        setError(reason instanceof Error ? reason.message : String(reason));
+        setError(errorText(reason, t));
       },
     );
   };

@@ -1,10 +1,11 @@
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { listVersions, restoreVersion, type GraphVersion, type SavedGraph } from '../../../api/endpoints';
+import { listVersions, restoreVersion, type GraphVersion, type SavedGraph } from '../../../api/graphs';
 import { Modal } from '../../../ui/Modal';
 import { useNotify } from '../../../ui/toast';
 import type { ServerLink } from '../storage';
 import { formatDate } from './OpenDialog';
+import { errorText } from '../../../i18n/errorText';
 
 interface Props {
   link: ServerLink | null;
@@ -17,14 +18,16 @@ export function VersionsDialog({ link, name, onClose, onRestored }: Props) {
   const { t, i18n } = useTranslation();
   const notify = useNotify();
   const [versions, setVersions] = useState<GraphVersion[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // The reason itself, worded when shown: in the language of the moment.
+  const [failure, setFailure] = useState<unknown>(null);
+  const error = failure === null ? null : errorText(failure, t);
 
   useEffect(() => {
     if (!link) return;
     let cancelled = false;
     listVersions(link.id)
       .then((list) => !cancelled && setVersions(list))
-      .catch((reason: unknown) => !cancelled && setError(reason instanceof Error ? reason.message : String(reason)));
+      .catch((reason: unknown) => !cancelled && setFailure(reason));
     return () => {
       cancelled = true;
     };
@@ -37,7 +40,7 @@ export function VersionsDialog({ link, name, onClose, onRestored }: Props) {
       notify({ kind: 'success', message: t('versions.restored', { version, newVersion: graph.current_version }) });
       onRestored(graph);
     } catch (reason) {
-      notify({ kind: 'error', message: (reason as Error).message });
+      notify({ kind: 'error', message: errorText(reason, t) });
     }
   };
 

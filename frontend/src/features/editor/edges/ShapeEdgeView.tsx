@@ -1,8 +1,27 @@
-import { BaseEdge, EdgeLabelRenderer, getBezierPath, type EdgeProps, type EdgeTypes } from '@xyflow/react';
-import { memo } from 'react';
+import {
+  BaseEdge,
+  EdgeLabelRenderer,
+  getBezierPath,
+  useStore,
+  type EdgeProps,
+  type EdgeTypes,
+  type ReactFlowState,
+} from '@xyflow/react';
+import { memo, useCallback } from 'react';
 import { useEditorView } from '../EditorContext';
 import { prettyShape } from '../logic/summary';
 import type { ShapeEdge } from '../logic/types';
+import { lanePath, laneBetween, type Box } from './lane';
+
+/** A target this far left of its source or more: the edge runs backwards (a wrapped chain). */
+const BACKWARDS = 20;
+
+function* boxesOf(state: ReactFlowState): Generator<Box> {
+  for (const node of state.nodeLookup.values()) {
+    const { x, y } = node.internals.positionAbsolute;
+    yield { x, y, width: node.measured.width ?? 180, height: node.measured.height ?? 110 };
+  }
+}
 
 /** An edge labelled with the shape its source node outputs, as inferred by validation. */
 export const ShapeEdgeView = memo(function ShapeEdgeView({
@@ -18,7 +37,20 @@ export const ShapeEdgeView = memo(function ShapeEdgeView({
   selected,
 }: EdgeProps<ShapeEdge>) {
   const shape = useEditorView((view) => view.shapes[source]);
-  const [path, labelX, labelY] = getBezierPath({ sourceX, sourceY, sourcePosition, targetX, targetY, targetPosition });
+  // Forward edges (nearly all) answer null at once; only backward ones look at the nodes.
+  const lane = useStore(
+    useCallback(
+      (state: ReactFlowState) =>
+        targetX < sourceX - BACKWARDS
+          ? laneBetween({ x: sourceX, y: sourceY }, { x: targetX, y: targetY }, boxesOf(state))
+          : null,
+      [sourceX, sourceY, targetX, targetY],
+    ),
+  );
+  const [path, labelX, labelY] =
+    lane === null
+      ? getBezierPath({ sourceX, sourceY, sourcePosition, targetX, targetY, targetPosition })
+      : [lanePath({ x: sourceX, y: sourceY }, { x: targetX, y: targetY }, lane), (sourceX + targetX) / 2, lane];
   return (
     <>
       <BaseEdge id={id} path={path} markerEnd={markerEnd} className={selected ? 'dedge is-selected' : 'dedge'} />

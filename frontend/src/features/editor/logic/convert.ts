@@ -1,7 +1,7 @@
 // Graph file (ARCHITECTURE.md section 2) <-> React Flow nodes and edges.
 import type { GraphEdgeSpec, GraphNodeSpec, GraphSpec, JsonObject } from '../../../api/types';
 import { findPort, type CatalogIndex } from '../../catalog/catalogIndex';
-import { layeredLayout } from './layout';
+import { layeredLayout, type LayoutView } from './layout';
 import type { EditorEdge, EditorNode, GraphMeta, NodeCategory, Snapshot } from './types';
 
 export function categoryOf(kind: string, catalog: CatalogIndex): NodeCategory {
@@ -36,9 +36,11 @@ export function makeEdge(
   return { id, type: 'shape', source: spec.source, target: spec.target, sourceHandle, targetHandle };
 }
 
+/** Nodes without a position are laid out (all of them) for `view`, by default a landscape one. */
 export function graphToFlow(
   graph: GraphSpec,
   catalog: CatalogIndex,
+  view: LayoutView = { aspect: 1.4 },
 ): { nodes: EditorNode[]; edges: EditorEdge[]; meta: GraphMeta } {
   const kinds = new Map(graph.nodes.map((node) => [node.id, node.type]));
   let nodes = graph.nodes.map((node) =>
@@ -52,7 +54,7 @@ export function graphToFlow(
     return makeEdge(edge, catalog, kinds, id);
   });
   if (graph.nodes.some((node) => !node.position)) {
-    const positions = layeredLayout(nodes, edges, { aspect: 1.4 });
+    const positions = layeredLayout(nodes, edges, view);
     nodes = nodes.map((node) => ({ ...node, position: positions.get(node.id) ?? node.position }));
   }
   return { nodes, edges, meta: { name: graph.name || 'Untitled', description: graph.description ?? '' } };

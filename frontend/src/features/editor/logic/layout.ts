@@ -1,123 +1,110 @@
-// A layered left-to-right layout: a node's column is its longest distance from a source,
-// and nodes in a column are ordered by the mean row of their parents (one barycentre pass).
-// A long network wraps like text: its columns continue in bands below one another, as many per
-// band as make the whole about as wide as the view (`aspect`) - a CNN is mostly one long chain.
+// A layered left-to-right layout: dagre (the layout library React Flow's examples use) assigns
+// each node a column and orders each column to keep edges from crossing. A long network then
+// wraps like text into bands below one another, as many columns per band as make the whole about
+// as make it show largest in the view (`aspect`): a CNN is mostly one long chain, and a single
+// row of it would only fit the view at an unreadable zoom. Edges that wrap run in the gap between bands (see
+// edges/ShapeEdgeView.tsx), never across nodes.
+import dagre from '@dagrejs/dagre';
 
 export interface LayoutOptions {
   columnWidth?: number;
-  rowHeight?: number;
+  /** Space between the nodes of one column. */
+  rowGap?: number;
   origin?: { x: number; y: number };
   /** Width / height of the view the layout should fill; Infinity keeps a single band. */
   aspect?: number;
-  /** Space between bands. */
+  /**
+   * The view's height in pixels, when known: then the fewest bands that show at a comfortable
+   * zoom win over more bands that would show larger still (four nodes stay in one row).
+   */
+  viewHeight?: number;
+  /** Space between bands: the lane wrapped edges run in. */
   bandGap?: number;
 }
 
-/** Columns per band so that the layout's width / height comes close to `aspect`. */
-export function columnsPerBand(
-  columns: number,
-  tallest: number,
-  aspect: number,
-  columnWidth: number,
-  rowHeight: number,
-  bandGap: number,
-): number {
-  if (!Number.isFinite(aspect) || columns <= 3) return Math.max(columns, 1);
-  const bandHeight = tallest * rowHeight + bandGap;
-  const ideal = Math.ceil(Math.sqrt((aspect * columns * bandHeight) / columnWidth));
-  return Math.min(columns, Math.max(3, ideal));
+/** The view a layout is made for: its width / height and, when known, its height in pixels. */
+export type LayoutView = Pick<LayoutOptions, 'aspect' | 'viewHeight'>;
+
+/** A zoom at which node text reads well; and the share of the view a fitted graph takes. */
+const COMFORTABLE_ZOOM = 0.7;
+const FIT_SHARE = 0.8;
+
+/** A node's size before it is measured (the node card is 180 px wide). */
+export const DEFAULT_NODE_SIZE = { width: 180, height: 110 };
+
+interface LayoutNode {
+  id: string;
+  measured?: { width?: number; height?: number };
 }
 
 export function layeredLayout(
-  nodes: readonly { id: string }[],
+  nodes: readonly LayoutNode[],
   edges: readonly { source: string; target: string }[],
   {
-    columnWidth = 250,
-    rowHeight = 140,
+    columnWidth = 230,
+    rowGap = 30,
     origin = { x: 0, y: 0 },
     aspect = Number.POSITIVE_INFINITY,
-    bandGap = 60,
+    viewHeight,
+    bandGap = 70,
   }: LayoutOptions = {},
 ): Map<string, { x: number; y: number }> {
-  const ids = nodes.map((node) => node.id);
-  const known = new Set(ids);
-  const parents = new Map<string, string[]>(ids.map((id) => [id, []]));
-  const children = new Map<string, string[]>(ids.map((id) => [id, []]));
-  for (const edge of edges) {
-    if (!known.has(edge.source) || !known.has(edge.target) || edge.source === edge.target) continue;
-    parents.get(edge.target)!.push(edge.source);
-    children.get(edge.source)!.push(edge.target);
-  }
-
-  // Kahn's order; nodes left over sit on a cycle and go after everything they can follow.
-  const depth = new Map<string, number>();
-  const pending = new Map(ids.map((id) => [id, parents.get(id)!.length]));
-  const queue = ids.filter((id) => pending.get(id) === 0);
-  for (const id of queue) depth.set(id, 0);
-  for (let i = 0; i < queue.length; i++) {
-    const id = queue[i]!;
-    for (const child of children.get(id)!) {
-      depth.set(child, Math.max(depth.get(child) ?? 0, depth.get(id)! + 1));
-      const left = pending.get(child)! - 1;
-      pending.set(child, left);
-      if (left === 0) queue.push(child);
-    }
-  }
-  for (const id of ids) {
-    if (!depth.has(id)) {
-      const placed = parents.get(id)!.filter((p) => queue.includes(p));
-      depth.set(id, placed.length ? Math.max(...placed.map((p) => depth.get(p)!)) + 1 : 0);
-    }
-  }
-
-  const columns: string[][] = [];
-  for (const id of ids) {
-    const column = depth.get(id)!;
-    (columns[column] ??= []).push(id);
-  }
-  const row = new Map<string, number>();
-  columns.forEach((column, index) => {
-    if (index > 0) {
-      const key = (id: string) => {
-        const rows = parents
-          .get(id)!
-          .map((p) => row.get(p))
-          .filter((r): r is number => r !== undefined);
-        return rows.length ? rows.reduce((a, b) => a + b, 0) / rows.length : Number.POSITIVE_INFINITY;
-      };
-      // Stable: ties keep the order the nodes had.
-      column.sort((a, b) => key(a) - key(b));
-    }
-    column.forEach((id, i) => row.set(id, i - (column.length - 1) / 2));
-  });
-
-  const perBand = columnsPerBand(
-    columns.length,
-    Math.max(1, ...columns.map((column) => column?.length ?? 0)),
-    aspect,
-    columnWidth,
-    rowHeight,
-    bandGap,
+  if (!nodes.length) return new Map();
+  const size = new Map(
+    nodes.map((node) => [
+      node.id,
+      {
+        width: node.measured?.width ?? DEFAULT_NODE_SIZE.width,
+        height: node.measured?.height ?? DEFAULT_NODE_SIZE.height,
+      },
+    ]),
   );
-  // Each band is as tall as its tallest column; a node's row is centred within its band.
-  const bandTops: number[] = [];
-  const bandRows: number[] = [];
-  let top = 0;
-  for (let first = 0; first < columns.length; first += perBand) {
-    const rows = Math.max(1, ...columns.slice(first, first + perBand).map((column) => column?.length ?? 0));
-    bandTops.push(top);
-    bandRows.push(rows);
-    top += rows * rowHeight + bandGap;
+  const graph = new dagre.graphlib.Graph();
+  graph.setGraph({ rankdir: 'LR', nodesep: rowGap, ranksep: columnWidth - DEFAULT_NODE_SIZE.width });
+  graph.setDefaultEdgeLabel(() => ({}));
+  for (const node of nodes) graph.setNode(node.id, { ...size.get(node.id)! });
+  for (const edge of edges) {
+    // Dangling edges and loops say nothing about where a node goes (dagre breaks cycles itself).
+    if (edge.source === edge.target || !size.has(edge.source) || !size.has(edge.target)) continue;
+    graph.setEdge(edge.source, edge.target);
   }
+  dagre.layout(graph);
 
-  const positions = new Map<string, { x: number; y: number }>();
-  for (const id of ids) {
-    const column = depth.get(id)!;
-    const band = Math.floor(column / perBand);
-    positions.set(id, {
-      x: origin.x + (column % perBand) * columnWidth,
-      y: origin.y + bandTops[band]! + (row.get(id)! + (bandRows[band]! - 1) / 2) * rowHeight,
-    });
-  }
-  return positions;
+  // dagre puts the nodes of one column on one x (their centre): that x is the column.
+  const centre = new Map(nodes.map((node) => [node.id, graph.node(node.id) as { x: number; y: number }]));
+  const xs = [...new Set(nodes.map((node) => Math.round(centre.get(node.id)!.x)))].sort((a, b) => a - b);
+  const column = new Map(nodes.map((node) => [node.id, xs.indexOf(Math.round(centre.get(node.id)!.x))]));
+  const top = (id: string) => centre.get(id)!.y - size.get(id)!.height / 2;
+  const bottom = (id: string) => centre.get(id)!.y + size.get(id)!.height / 2;
+
+  // Wrap into bands; of the ways to wrap, the one that the view (of `aspect`) shows the largest.
+  const wrap = (perBand: number) => {
+    const placed = new Map<string, { x: number; y: number }>();
+    let bandTop = origin.y;
+    let bottomMost = origin.y;
+    for (let band = 0; band * perBand < xs.length; band++) {
+      // Each band keeps dagre's rows for its columns, moved up to start right below the band before.
+      const members = nodes.filter((node) => Math.floor(column.get(node.id)! / perBand) === band);
+      const first = Math.min(...members.map((node) => top(node.id)));
+      const last = Math.max(...members.map((node) => bottom(node.id)));
+      for (const node of members) {
+        placed.set(node.id, {
+          x: origin.x + (column.get(node.id)! % perBand) * columnWidth,
+          y: Math.round(bandTop + top(node.id) - first),
+        });
+      }
+      bottomMost = bandTop + last - first;
+      bandTop = bottomMost + bandGap;
+    }
+    const width = Math.min(perBand, xs.length) * columnWidth - (columnWidth - DEFAULT_NODE_SIZE.width);
+    // The zoom at which the view shows it all is proportional to this.
+    const scale = Math.min(aspect / width, 1 / (bottomMost - origin.y));
+    return { placed, scale };
+  };
+  if (!Number.isFinite(aspect)) return wrap(xs.length).placed;
+  const wraps = [];
+  for (let perBand = xs.length; perBand >= Math.min(3, xs.length); perBand--) wraps.push(wrap(perBand));
+  const comfortable = viewHeight && wraps.find((w) => w.scale * viewHeight * FIT_SHARE >= COMFORTABLE_ZOOM);
+  if (comfortable) return comfortable.placed;
+  return wraps.reduce((best, w) => (w.scale > best.scale ? w : best)).placed;
 }

@@ -24,6 +24,12 @@ export interface FieldSpec {
   default: JsonValue | undefined;
   /** Choices of an enum, or the named choices of a choice-or-number field ("same" | "valid" | int). */
   options?: JsonValue[];
+  /** What each option is called in the catalog's language (the option itself when absent). */
+  optionLabels?: string[];
+  /** Shown only while these params have one of the listed values (`x-show-if`). */
+  showIf?: Record<string, JsonValue[]>;
+  /** Fixed at `value` here, for `reason` (`x-locked`): shown disabled, with the reason. */
+  locked?: { value: JsonValue; reason: string };
   /** Whole numbers only: integer fields, the number of a choice-or-number, items of a number list. */
   integer?: boolean;
   minimum?: number;
@@ -80,8 +86,14 @@ function bounds(schema: JsonSchema): Partial<FieldSpec> {
   return out;
 }
 
+function labelsOf(schema: JsonSchema): Partial<FieldSpec> {
+  const labels = schema['x-enum-labels'];
+  const count = schema.enum?.length ?? (schema.const !== undefined ? 1 : 0);
+  return labels && labels.length === count ? { optionLabels: labels } : {};
+}
+
 function kindOf(schema: JsonSchema): Partial<FieldSpec> & { kind: FieldKind } {
-  if (schema.enum) return { kind: 'enum', options: schema.enum };
+  if (schema.enum) return { kind: 'enum', options: schema.enum, ...labelsOf(schema) };
   if (schema.const !== undefined) return { kind: 'enum', options: [schema.const] };
   switch (schema.type) {
     case 'boolean':
@@ -113,6 +125,8 @@ export function fieldFromSchema(name: string, property: JsonSchema, root: JsonSc
     description: schema.description ?? '',
     required,
     default: schema.default,
+    ...(schema['x-show-if'] ? { showIf: schema['x-show-if'] } : {}),
+    ...(schema['x-locked'] ? { locked: schema['x-locked'] } : {}),
   };
   let nullable = false;
   let types = schema.type;
@@ -137,6 +151,7 @@ export function fieldFromSchema(name: string, property: JsonSchema, root: JsonSc
         nullable,
         kind: 'choiceOrNumber',
         options: choice.enum ?? [choice.const as JsonValue],
+        ...labelsOf(choice),
         integer: numeric.type === 'integer',
         ...bounds(numeric),
       };
@@ -153,6 +168,22 @@ export function fieldsFromSchema(schema: JsonSchema): FieldSpec[] {
   return Object.entries(schema.properties ?? {}).map(([name, property]) =>
     fieldFromSchema(name, property, schema, required.has(name)),
   );
+}
+
+/** Whether a field applies to these params: every `showIf` param holds one of its listed values. */
+export function fieldApplies(field: FieldSpec, fields: readonly FieldSpec[], params: JsonObject): boolean {
+  if (!field.showIf) return true;
+  return Object.entries(field.showIf).every(([name, allowed]) => {
+    const other = fields.find((candidate) => candidate.name === name);
+    const value = other ? effectiveValue(other, params) : params[name];
+    return allowed.some((choice) => choice === value);
+  });
+}
+
+/** The label of an option: the catalog's label for it, else the value itself. */
+export function optionLabel(field: FieldSpec, option: JsonValue): string {
+  const index = (field.options ?? []).findIndex((candidate) => candidate === option);
+  return (index >= 0 ? field.optionLabels?.[index] : undefined) ?? String(option);
 }
 
 /** The params a new node starts with: every default, written out so the file says what runs. */

@@ -23,6 +23,18 @@ const PRIORITY = [
   'lr',
 ];
 
+/** An enum value by its label in the catalog's language (`x-enum-labels`), else as it is. */
+function choiceLabel(property: JsonSchema | undefined, value: JsonValue): JsonValue {
+  const choices = [property, ...(property?.anyOf ?? [])];
+  for (const choice of choices) {
+    const options = choice?.enum ?? (choice?.const !== undefined ? [choice.const] : []);
+    const index = options.findIndex((option) => option === value);
+    const label = index >= 0 ? choice?.['x-enum-labels']?.[index] : undefined;
+    if (label !== undefined) return label;
+  }
+  return value;
+}
+
 function short(value: JsonValue): string {
   if (typeof value === 'boolean') return value ? '✓' : '✗';
   if (Array.isArray(value)) return value.map((v) => short(v)).join(', ');
@@ -45,7 +57,11 @@ export function summarizeParams(
     .filter((name) => params[name] !== undefined && params[name] !== null && params[name] !== '')
     .sort((a, b) => rank(a) - rank(b))
     .slice(0, max)
-    .map((name) => ({ name, label: schema.properties?.[name]?.title ?? name, value: short(params[name]!) }));
+    .map((name) => ({
+      name,
+      label: schema.properties?.[name]?.title ?? name,
+      value: short(choiceLabel(schema.properties?.[name], params[name]!)),
+    }));
 }
 
 /** "16x28x28" -> "16×28×28". */

@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { GraphError, PortSpec } from '../../../api/types';
 import { useEditorView } from '../EditorContext';
+import { errorText, fieldTitle } from '../logic/errorMessage';
 import { summarizeParams } from '../logic/summary';
 import type { EditorNode, NodeCategory } from '../logic/types';
 import { CategoryIcon } from './CategoryIcon';
@@ -20,7 +21,7 @@ function ConnectionCount({ port }: { port: PortSpec }) {
 
 function InputPort({ port, index }: { port: PortSpec; index: number }) {
   const { t } = useTranslation();
-  const types = port.types.join(' | ');
+  const types = port.types.map((type) => t(`node.portType.${type}`, { defaultValue: type })).join(' | ');
   const help = `${port.label}: ${t('node.accepts', { types })}${port.multiple ? ` (${t('node.multiple')})` : ''}`;
   return (
     <>
@@ -49,7 +50,8 @@ function InputPort({ port, index }: { port: PortSpec; index: number }) {
 function OutputPort({ port, index }: { port: PortSpec; index: number }) {
   const { t } = useTranslation();
   const type = port.types[0] ?? '';
-  const help = `${port.label}: ${t('node.outputs', { type })}`;
+  const typeName = t(`node.portType.${type}`, { defaultValue: type });
+  const help = `${port.label}: ${t('node.outputs', { type: typeName })}`;
   return (
     <>
       <Handle
@@ -62,7 +64,7 @@ function OutputPort({ port, index }: { port: PortSpec; index: number }) {
         aria-label={help}
       />
       <span className="dnode__port dnode__port--out" style={{ top: portTop(index) }} title={help}>
-        {type}
+        {typeName}
       </span>
     </>
   );
@@ -71,8 +73,12 @@ function OutputPort({ port, index }: { port: PortSpec; index: number }) {
 /** Room the tip needs above the badge; with less, it opens below the node instead. */
 const TIP_ROOM_PX = 150;
 
-function ErrorBadge({ errors }: { errors: GraphError[] }) {
-  const { t } = useTranslation();
+function ErrorBadge({ errors, kind, title }: { errors: GraphError[]; kind: string; title: string }) {
+  const { t, i18n } = useTranslation();
+  const catalog = useEditorView((view) => view.catalog);
+  const messages = errors.map((error) =>
+    errorText(error, t, { node: title, field: fieldTitle(catalog, kind, error.field) }, i18n.language),
+  );
   const [open, setOpen] = useState(false);
   const [side, setSide] = useState<Position>(Position.Top);
   const show = (event: { currentTarget: HTMLElement }) => {
@@ -88,7 +94,7 @@ function ErrorBadge({ errors }: { errors: GraphError[] }) {
         className="dnode__badge"
         role="img"
         tabIndex={0}
-        aria-label={`${label}: ${errors.map((e) => e.message).join('; ')}`}
+        aria-label={`${label}: ${messages.join('; ')}`}
         onMouseEnter={show}
         onMouseLeave={() => setOpen(false)}
         onFocus={show}
@@ -99,8 +105,8 @@ function ErrorBadge({ errors }: { errors: GraphError[] }) {
       <NodeToolbar isVisible={open} position={side} className="dnode__tip">
         <strong>{label}</strong>
         <ul>
-          {errors.map((error, i) => (
-            <li key={i}>{error.message}</li>
+          {messages.map((message, i) => (
+            <li key={i}>{message}</li>
           ))}
         </ul>
       </NodeToolbar>
@@ -136,7 +142,7 @@ export function CatalogNodeCard({ id, data, selected, type }: NodeProps<EditorNo
           {title}
         </span>
         {entry?.random && <span className="dnode__tag">{t('palette.random')}</span>}
-        {errors.length > 0 && <ErrorBadge errors={errors} />}
+        {errors.length > 0 && <ErrorBadge errors={errors} kind={data.kind} title={title} />}
       </header>
       <div className="dnode__ports" style={{ height: portRows * PORT_ROW_HEIGHT + 8 }}>
         {entry?.inputs.map((port, index) => (

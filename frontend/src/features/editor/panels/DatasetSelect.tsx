@@ -5,8 +5,9 @@ import { useTranslation } from 'react-i18next';
 import { Link } from '../../../app/router';
 import { listDatasets, type DatasetPublic } from '../../datasets/api';
 import type { FieldProps } from './fields';
+import { errorText } from '../../../i18n/errorText';
 
-type State = { kind: 'loading' } | { kind: 'ready'; list: DatasetPublic[] } | { kind: 'error'; message: string };
+type State = { kind: 'loading' } | { kind: 'ready'; list: DatasetPublic[] } | { kind: 'error'; reason: unknown };
 
 interface Props extends FieldProps {
   /** Called with the chosen dataset and the one it replaces, so the node can be named after it. */
@@ -21,7 +22,7 @@ export function DatasetSelect({ value, onChange, onDataset, inputId, describedBy
     let cancelled = false;
     listDatasets()
       .then((list) => !cancelled && setState({ kind: 'ready', list }))
-      .catch((error: unknown) => !cancelled && setState({ kind: 'error', message: (error as Error).message }));
+      .catch((error: unknown) => !cancelled && setState({ kind: 'error', reason: error }));
     return () => {
       cancelled = true;
     };
@@ -59,7 +60,7 @@ export function DatasetSelect({ value, onChange, onDataset, inputId, describedBy
       </select>
       {state.kind === 'error' && (
         <span className="field__local-error" role="alert">
-          {t('props.datasetsFailed', { message: state.message })}
+          {t('props.datasetsFailed', { message: errorText(state.reason, t) })}
         </span>
       )}
       {chosen && (

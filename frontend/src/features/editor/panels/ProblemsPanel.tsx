@@ -1,10 +1,14 @@
 import { memo } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { GraphError } from '../../../api/types';
+import { useCatalog } from '../../catalog/CatalogProvider';
+import { errorText, fieldTitle, problemWhere } from '../logic/errorMessage';
 
 interface Props {
   errors: GraphError[];
   titleOf: (nodeId: string) => string | null;
+  /** The node type of a node id, to name a field by its title. */
+  kindOf: (nodeId: string) => string | null;
   onFocusNode: (nodeId: string) => void;
   stale: boolean;
   /** Open or folded; the page opens it when Train finds problems. */
@@ -15,12 +19,14 @@ interface Props {
 export const ProblemsPanel = memo(function ProblemsPanel({
   errors,
   titleOf,
+  kindOf,
   onFocusNode,
   stale,
   open,
   onToggle,
 }: Props) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
+  const { index: catalog } = useCatalog();
   return (
     <section
       className={`problems${open ? ' is-open' : ''}${stale ? ' is-stale' : ''}`}
@@ -38,12 +44,17 @@ export const ProblemsPanel = memo(function ProblemsPanel({
           {errors.length === 0 && <li className="problems__none">{t('problems.none')}</li>}
           {errors.map((error, i) => {
             const title = error.node_id ? titleOf(error.node_id) : null;
+            const kind = error.node_id ? (kindOf(error.node_id) ?? undefined) : undefined;
+            const field = fieldTitle(catalog, kind, error.field);
+            const message = errorText(error, t, { node: title, field }, i18n.language);
+            const where = title ? problemWhere(message, title, error.node_id) : t('problems.graph');
             const content = (
               <>
-                <span className="problems__where">{title ?? t('problems.graph')}</span>
-                {error.field && <code className="problems__field">{error.field}</code>}
-                <span className="problems__message">{error.message}</span>
-                <code className="problems__code">{error.code}</code>
+                {where && <span className="problems__where">{where}</span>}
+                {field && <span className="problems__field">{field}</span>}
+                <span className="problems__message" data-code={error.code}>
+                  {message}
+                </span>
               </>
             );
             return (

@@ -4,7 +4,8 @@ import { useTranslation } from 'react-i18next';
 import type { GraphError, JsonValue, ValidationResult } from '../../../api/types';
 import type { CatalogIndex } from '../../catalog/catalogIndex';
 import { UPLOADED_TYPE } from '../logic/datasetNode';
-import { fieldsFromSchema } from '../logic/schemaForm';
+import { errorText, fieldTitle } from '../logic/errorMessage';
+import { fieldApplies, fieldsFromSchema } from '../logic/schemaForm';
 import { prettyShape } from '../logic/summary';
 import type { EditorNode, GraphMeta } from '../logic/types';
 import { CategoryIcon } from '../nodes/CategoryIcon';
@@ -40,11 +41,16 @@ function NodeProperties({
   onParamChange: Props['onParamChange'];
   onLabelChange: Props['onLabelChange'];
 }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const baseId = useId();
   const entry = catalog.byType.get(node.data.kind);
-  const fields = useMemo(() => (entry ? fieldsFromSchema(entry.params_schema) : []), [entry]);
-  const fieldNames = new Set(fields.map((field) => field.name));
+  const allFields = useMemo(() => (entry ? fieldsFromSchema(entry.params_schema) : []), [entry]);
+  // Fields that do not apply (Momentum with Adam) are hidden rather than shown as if they mattered.
+  const fields = allFields.filter((field) => fieldApplies(field, allFields, node.data.params));
+  const fieldNames = new Set(allFields.map((field) => field.name));
+  const nodeTitle = node.data.label || entry?.title || node.data.kind;
+  const describe = (error: GraphError) =>
+    errorText(error, t, { node: nodeTitle, field: fieldTitle(catalog, node.data.kind, error.field) }, i18n.language);
   const general = errors.filter((error) => !error.field || ![...fieldNames].some((name) => fieldMatches(error, name)));
 
   return (
@@ -54,7 +60,7 @@ function NodeProperties({
         <div>
           <h2>{entry?.title ?? node.data.kind}</h2>
           <p className="props__type">
-            {t(`category.${node.type}`)} · <code>{node.data.kind}</code>
+            {t(`category.${node.type}`)} · <code translate="no">{node.data.kind}</code>
           </p>
         </div>
       </header>
@@ -62,7 +68,7 @@ function NodeProperties({
       {general.length > 0 && (
         <ul className="props__errors" role="alert">
           {general.map((error, i) => (
-            <li key={i}>{error.message}</li>
+            <li key={i}>{describe(error)}</li>
           ))}
         </ul>
       )}
@@ -70,7 +76,7 @@ function NodeProperties({
         <div>
           <dt>{t('props.nodeId')}</dt>
           <dd>
-            <code>{node.id}</code>
+            <code translate="no">{node.id}</code>
           </dd>
         </div>
         {shape && (
@@ -136,7 +142,7 @@ function NodeProperties({
             )}
             {fieldErrors.map((error, i) => (
               <p key={i} className="field__error" role="alert">
-                {error.message}
+                {describe(error)}
               </p>
             ))}
             <p id={helpId} className="field__help">

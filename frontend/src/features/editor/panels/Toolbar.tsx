@@ -1,6 +1,7 @@
 import { memo, useId, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ValidationState } from '../useValidation';
+import { errorText } from '../../../i18n/errorText';
 
 interface Props {
   name: string;
@@ -121,7 +122,7 @@ function StatusPill({ validation }: { validation: ValidationState }) {
     text = t('status.validating');
   } else if (validation.status === 'error') {
     tone = 'warn';
-    text = t('status.offline', { message: validation.error });
+    text = t('status.offline', { message: errorText(validation.error, t) });
   } else if (validation.status === 'done') {
     tone = count ? 'bad' : 'good';
     text = count ? t('status.problems', { count }) : t('status.valid');

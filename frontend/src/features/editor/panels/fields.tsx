@@ -2,7 +2,14 @@
 import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { JsonValue } from '../../../api/types';
-import { describeRange, formatFieldValue, parseFieldText, type FieldSpec, type ParseError } from '../logic/schemaForm';
+import {
+  describeRange,
+  formatFieldValue,
+  optionLabel,
+  parseFieldText,
+  type FieldSpec,
+  type ParseError,
+} from '../logic/schemaForm';
 
 export interface FieldProps {
   field: FieldSpec;
@@ -128,7 +135,7 @@ function SelectControl({ field, value, onChange, inputId, describedBy, invalid }
       {(field.nullable || index === -1) && <option value="">{t('props.none_option')}</option>}
       {options.map((option, i) => (
         <option key={String(option)} value={String(i)}>
-          {String(option)}
+          {optionLabel(field, option)}
         </option>
       ))}
     </select>
@@ -161,7 +168,7 @@ function ChoiceOrNumberControl(props: FieldProps) {
         {(field.nullable || (!isNumber && index === -1)) && <option value="">{t('props.none_option')}</option>}
         {options.map((option, i) => (
           <option key={String(option)} value={String(i)}>
-            {String(option)}
+            {optionLabel(field, option)}
           </option>
         ))}
         <option value={CUSTOM}>{t('props.custom')}</option>
@@ -181,7 +188,8 @@ function ChoiceOrNumberControl(props: FieldProps) {
 
 function SwitchControl({ field, value, onChange, inputId, describedBy }: FieldProps) {
   const { t } = useTranslation();
-  const on = (value === undefined ? field.default : value) === true;
+  // A locked switch shows what really happens, whatever the stored param says.
+  const on = (field.locked ? field.locked.value : value === undefined ? field.default : value) === true;
   return (
     <button
       id={inputId}
@@ -190,6 +198,7 @@ function SwitchControl({ field, value, onChange, inputId, describedBy }: FieldPr
       aria-checked={on}
       aria-describedby={describedBy}
       className={`switch${on ? ' is-on' : ''}`}
+      disabled={field.locked !== undefined}
       onClick={() => onChange(!on)}
     >
       <span className="switch__track" aria-hidden="true">
@@ -214,7 +223,7 @@ export function FieldControl(props: FieldProps) {
 }
 
 export function fieldHelp(field: FieldSpec, listHelp: string): string {
-  const parts = [field.description];
+  const parts = [field.locked?.reason ?? '', field.description];
   const range = describeRange(field);
   if (range) parts.push(`(${range})`);
   if (field.kind === 'numberList' || field.kind === 'stringList') parts.push(`${listHelp}.`);

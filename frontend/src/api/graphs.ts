@@ -1,7 +1,9 @@
-// Every request the UI makes, in one place, typed by the generated schema (schema.d.ts).
+// The graph requests: validation, templates, saved graphs with their versions, generated code.
+// Each resource has one such module (api/catalog.ts, features/<resource>/api.ts); components call
+// these functions, never the HTTP client.
 import { api, ApiError, call } from './client';
 import type { components } from './schema';
-import type { CatalogEntry, GraphSpec, ValidationResult } from './types';
+import type { GraphSpec, ValidationResult } from './types';
 
 type Schemas = components['schemas'];
 export type GraphSummary = Schemas['GraphPublic'];
@@ -19,11 +21,6 @@ export interface GraphTemplate {
 const asGraph = (data: { [key: string]: unknown }) => data as unknown as GraphSpec;
 const asBody = (graph: GraphSpec) => graph as unknown as { [key: string]: unknown };
 const saved = (detail: Schemas['GraphDetail']): SavedGraph => ({ ...detail, graph: asGraph(detail.graph) });
-
-export async function fetchCatalog(): Promise<CatalogEntry[]> {
-  const data = await call(() => api.GET('/api/catalog'));
-  return data as unknown as CatalogEntry[];
-}
 
 export async function validateGraph(graph: GraphSpec, signal?: AbortSignal): Promise<ValidationResult> {
   const data = await call(() => api.POST('/api/graphs/validate', { body: asBody(graph), signal }));
@@ -68,9 +65,9 @@ export async function restoreVersion(graphId: string, version: number): Promise<
   );
 }
 
-/** The standalone PyTorch script of a saved graph's current version. */
-export async function fetchGraphCode(graphId: string): Promise<{ filename: string; code: string }> {
-  return call(() => api.GET('/api/graphs/{graph_id}/code', { params: { path: { graph_id: graphId } } }));
+/** The standalone PyTorch script of a graph as it is (the editor's open graph), saving nothing. */
+export async function generateCode(graph: GraphSpec): Promise<{ filename: string; code: string }> {
+  return call(() => api.POST('/api/graphs/code', { body: asBody(graph) }));
 }
 
 export { ApiError };

