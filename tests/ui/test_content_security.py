@@ -67,7 +67,9 @@ def test_the_ui_runs_under_its_content_security_policy(
 
         visit(f"/tasks/{task_id}")
         page.locator(".monitor[data-status='SUCCEEDED']").wait_for()
-        page.wait_for_function("() => document.querySelector('[data-chart=\"loss\"] .echart').dataset.points > 0")
+        page.wait_for_function(
+            "() => document.querySelector('[data-chart=\"loss\"] .echart').dataset.points > 0"
+        )
         page.get_by_role("tab", name="Results").click()
         page.locator('[data-chart="confusion"] canvas').first.wait_for()
         collect()

@@ -152,7 +152,9 @@ def test_every_visible_text_is_chinese(browser: Any, server_url: str, tmp_path: 
         wait_task(server_url, task["id"])
         page.goto(f"/tasks/{task['id']}")
         page.locator(".live[data-connection='ended']").wait_for()
-        page.wait_for_function("() => document.querySelector('[data-chart=\"loss\"] .echart').dataset.points > 0")
+        page.wait_for_function(
+            "() => document.querySelector('[data-chart=\"loss\"] .echart').dataset.points > 0"
+        )
         assert_chinese(page, "the monitor's curves")
         page.screenshot(path=SCREENSHOTS / "zh-monitor.png")
         for tab, panel in (("结果", "results"), ("设置", "config"), ("日志", "log")):

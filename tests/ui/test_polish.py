@@ -147,7 +147,9 @@ def test_compared_runs_one_epoch_and_short_times_read_well(
     page = page_factory()
     page.goto(f"/tasks/{one}")
     page.locator(".monitor[data-status='SUCCEEDED']").wait_for()
-    page.wait_for_function("() => document.querySelector('[data-chart=\"accuracy\"] .echart').dataset.points > 0")
+    page.wait_for_function(
+        "() => document.querySelector('[data-chart=\"accuracy\"] .echart').dataset.points > 0"
+    )
     page.screenshot(path=artifacts / "monitor-one-epoch.png")
     page.locator(".curves__grid--small").screenshot(path=artifacts / "monitor-one-epoch-small.png")
 

@@ -305,6 +305,8 @@ const en = {
       pipeline_branch: 'Data operators must form one chain; it splits after {{node}}',
       output_mismatch:
         'The network ends with {{shape}} outputs, but training needs one score per class ({{classes}}): end with Flatten and a Linear with Outputs set to Automatic',
+      value_output_mismatch:
+        'The network ends with {{shape}} outputs, but a regressor predicts one value per sample: end with a Linear with Outputs set to Automatic',
       param_invalid: '{{field}} has a value that is not allowed',
       shape_mismatch: '{{node}} receives data of a shape it cannot take',
       shape_unknown: '{{node}} cannot work out the shape of its input',

@@ -15,7 +15,7 @@ from dragdl.engine.bundle.writer import write_bundle
 from dragdl.engine.compile.plan import Plan, compile_graph
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.pipeline import Pipeline, build_pipeline
-from dragdl.engine.data.splits import Splits, split_indices
+from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.train.device import TrainError, resolve_device
@@ -27,8 +27,8 @@ from dragdl.engine.train.trainer import TrainResult, train
 def split(plan: Plan) -> Splits:
     """Train/val/test indices for the plan's train config."""
     config = plan.config
-    return split_indices(
-        plan.source.labels, config.val_split, config.test_split, config.seed, plan.source.test_indices
+    return plan.task.split(
+        plan.targets, config.val_split, config.test_split, config.seed, plan.source.test_indices
     )
 
 
@@ -36,7 +36,13 @@ def prepare(plan: Plan) -> Pipeline:
     """Split the dataset and set up batching for the plan's train config."""
     config = plan.config
     return build_pipeline(
-        plan.source, split(plan), plan.stages, config.batch_size, config.seed, resolve_device(config.device)
+        plan.source,
+        split(plan),
+        plan.stages,
+        config.batch_size,
+        config.seed,
+        resolve_device(config.device),
+        targets=plan.targets,
     )
 
 
@@ -86,6 +92,7 @@ def run_graph(
             resume=resume,
             stop=stop,
             network=plan.model,
+            task=plan.task,
         )
     finally:
         pipeline.close()

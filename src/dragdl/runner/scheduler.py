@@ -101,10 +101,10 @@ def fair_order(queued: list[Task], moved: dict[str, Place]) -> list[tuple[Task, 
 
 
 def train_device(graph: dict[str, Any]) -> str:
-    for node in graph.get("nodes", []):
-        if isinstance(node, dict) and str(node.get("type", "")).startswith("train."):
-            return str((node.get("params") or {}).get("device", "auto"))
-    return "auto"
+    from dragdl.engine.graph.train_node import find_train_node
+
+    found = find_train_node(graph)
+    return "auto" if found is None else str((found[0].get("params") or {}).get("device", "auto"))
 
 
 class Scheduler(Runner):

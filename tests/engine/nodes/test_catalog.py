@@ -125,7 +125,7 @@ def test_layer_codegen_matches_build_and_infer(
     kind = get_node_type(type_name)
     assert isinstance(kind, LayerNode)
     parsed = kind.params_model.model_validate(params)
-    ctx = ShapeContext(num_classes=10, data_dir=tmp_path, node_id="n1")
+    ctx = ShapeContext(num_outputs=10, data_dir=tmp_path, node_id="n1")
     built = kind.build(parsed, list(shapes), ctx)
     namespace = {"nn": nn, "torch": torch, "Add": AddModule, "Concat": ConcatModule}
     generated = eval(kind.codegen(parsed, list(shapes), ctx), namespace)  # test-only: our own generated code

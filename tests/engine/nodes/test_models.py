@@ -26,7 +26,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def ctx(data_dir: Path) -> ShapeContext:
-    return ShapeContext(num_classes=10, data_dir=data_dir, node_id="m1")
+    return ShapeContext(num_outputs=10, data_dir=data_dir, node_id="m1")
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_a_relative_weights_path_starts_at_the_context_data_dir(tmp_path: Path, 
     data_dir = tmp_path / "data"
     (data_dir / "weights").mkdir(parents=True)
     torch.save(source.state_dict(), data_dir / "weights" / "mine.pt")
-    ctx = ShapeContext(num_classes=10, data_dir=data_dir, node_id="m1")
+    ctx = ShapeContext(num_outputs=10, data_dir=data_dir, node_id="m1")
     node = _node("model.torchvision")
     params = _params(node, {"backbone": "mobilenet_v3_small", "weights_path": "weights/mine.pt"})
     assert node.infer(params, (3, 32, 32), ctx) == (10,)
@@ -151,7 +151,7 @@ def test_a_relative_weights_path_starts_at_the_context_data_dir(tmp_path: Path, 
     for key, value in source.state_dict().items():
         assert torch.equal(model.features.state_dict()[key], value), key
     # Another data dir, another file: the path follows the context, whatever $DRAGDL_DATA_DIR says.
-    elsewhere = ShapeContext(num_classes=10, data_dir=tmp_path / "other", node_id="m1")
+    elsewhere = ShapeContext(num_outputs=10, data_dir=tmp_path / "other", node_id="m1")
     with pytest.raises(NodeError) as info:
         node.infer(params, (3, 32, 32), elsewhere)
     assert str(tmp_path / "other" / "weights" / "mine.pt") in info.value.message

@@ -118,7 +118,9 @@ class _Writer:
         self.ctx = ctx
         assert self.structure.dataset_id is not None and self.structure.train_id is not None
         config = self.structure.nodes[self.structure.train_id].params
-        assert isinstance(config, TrainConfig)
+        if not isinstance(config, TrainConfig):
+            kind = self.structure.nodes[self.structure.train_id].kind
+            raise NotImplementedError(f"{kind.type} cannot be exported as code yet")
         self.config = config
         self.imports: set[str] = set()
         self.transfer: str | None = None

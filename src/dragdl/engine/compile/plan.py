@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -21,7 +22,8 @@ from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.graph.validate import Analysis, analyze
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, Shape
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.tasks.base import TaskKind
+from dragdl.engine.train.config import TrainSettings
 
 
 @dataclass
@@ -31,10 +33,13 @@ class Plan:
     source: ImageSource
     stages: list[OpStage]
     model: nn.Module
-    config: TrainConfig
+    config: TrainSettings
     classes: list[str]
     input_shape: Shape
     """Per-sample shape entering the network, e.g. (1, 28, 28)."""
+    task: TaskKind
+    targets: np.ndarray
+    """The task kind's training target per sample (int64 class index or float32 value)."""
 
 
 def compile_graph(
@@ -54,12 +59,14 @@ def compile_graph(
     structure = analysis.structure
     assert structure.dataset_id is not None and structure.train_id is not None
     config = structure.nodes[structure.train_id].params
-    assert isinstance(config, TrainConfig)
+    task = structure.task
+    assert isinstance(config, TrainSettings) and task is not None
 
     dataset_node = structure.nodes[structure.dataset_id]
     assert isinstance(dataset_node.kind, DatasetNode) and dataset_node.params is not None
     try:
         source = dataset_node.kind.open(dataset_node.params, ctx)
+        targets = task.targets(source)
     except DatasetError as exc:
         raise GraphInvalid(
             [GraphError(code=exc.code, message=exc.message, node_id=structure.dataset_id, field=exc.field)]
@@ -79,6 +86,8 @@ def compile_graph(
         config=config,
         classes=list(analysis.dataset_info.classes),
         input_shape=analysis.shapes[network_input],
+        task=task,
+        targets=targets,
     )
 
 

@@ -68,6 +68,20 @@ class ImageSource(ABC):
     def __len__(self) -> int:
         return len(self.labels)
 
+    def target_values(self) -> np.ndarray:
+        """A number per sample, for regression: each sample's class name read as a number (a CSV's
+        value column, a folder named 3.5). Raises DatasetError naming the first that is not one."""
+        values = []
+        for name in self.info.classes:
+            try:
+                values.append(float(name))
+            except ValueError:
+                raise DatasetError(
+                    f"the label {name!r} is not a number; regression needs a numeric target per sample",
+                    code="target_not_numeric",
+                ) from None
+        return np.asarray(values, dtype=np.float64)[np.asarray(self.labels, dtype=np.int64)]
+
     @abstractmethod
     def image(self, index: int) -> torch.Tensor:
         """Decode one image as uint8 (C, H, W) with `info.channels` channels."""

@@ -20,7 +20,7 @@ from dragdl.engine.data.stages import OpStage, apply_stages, derive_seed, to_flo
 
 
 class BatchSource:
-    """Batches of (float images, int64 labels) of one split."""
+    """Batches of (float inputs, targets) of one split: int64 classes or float32 values."""
 
     num_samples: int
     batch_size: int
@@ -82,7 +82,7 @@ class ImageFetch:
         return apply_stages(self.prefix, self.source.image(index), samples=(index,))
 
 
-class SampleDataset(Dataset[tuple[Tensor, int]]):
+class SampleDataset(Dataset[tuple[Tensor, Tensor]]):
     """Applies the remaining stages per sample. Items are (row, sample seed) pairs."""
 
     def __init__(
@@ -94,7 +94,7 @@ class SampleDataset(Dataset[tuple[Tensor, int]]):
     def __len__(self) -> int:
         return len(self.labels)
 
-    def __getitem__(self, item: tuple[int, int]) -> tuple[Tensor, int]:
+    def __getitem__(self, item: tuple[int, int]) -> tuple[Tensor, Tensor]:
         row, sample_seed = item
         if self.random:
             # v2 transforms draw from the global CPU generator. Seeding it per sample makes the
@@ -102,7 +102,8 @@ class SampleDataset(Dataset[tuple[Tensor, int]]):
             # workers, of which worker got the sample, and of where a resumed epoch starts.
             torch.default_generator.manual_seed(sample_seed)
         x = apply_stages(self.stages, self.fetch(row), samples=(int(self.fetch.indices[row]),))
-        return (to_float(x) if self.finish else x), int(self.labels[row])
+        # A 0-d tensor keeps the target's dtype (int64 class, float32 value) through collation.
+        return (to_float(x) if self.finish else x), torch.as_tensor(self.labels[row])
 
 
 class _EpochBatchSampler(Sampler[list[tuple[int, int]]]):
@@ -159,7 +160,7 @@ class LoaderBatches(BatchSource):
         # Given explicitly so that creating an iterator never draws from the global RNG, which
         # the model (dropout) uses and a resumed run restores.
         self.generator = torch.Generator()
-        self.loader: DataLoader[tuple[Tensor, int]] = DataLoader(
+        self.loader: DataLoader[tuple[Tensor, Tensor]] = DataLoader(
             dataset,
             batch_sampler=self.sampler,
             num_workers=num_workers,

@@ -162,7 +162,7 @@ class _Precompute:
         fetch = ImageFetch(None, self.source, indices, stages)
         dataset = SampleDataset(fetch, np.zeros(len(indices), dtype=np.int64), (), finish=finish)
         # Decoding is the slow part of file datasets: spread it over workers once, up front.
-        loader: DataLoader[tuple[Tensor, int]] = DataLoader(
+        loader: DataLoader[tuple[Tensor, Tensor]] = DataLoader(
             dataset,
             batch_size=None,
             sampler=[(i, 0) for i in range(len(indices))],
@@ -251,17 +251,20 @@ def build_pipeline(
     seed: int,
     device: torch.device,
     *,
+    targets: np.ndarray | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     num_workers: int | None = None,
 ) -> Pipeline:
     """Fit fittable stages, precompute what does not change between epochs, and set up batching.
 
+    `targets` are the task kind's training targets (default: the source's class labels).
     `num_workers` defaults to min(4, cpus - 1) (0 on one CPU); it only matters when samples are
     processed per epoch (random stages, or images over `memory_budget`).
     """
     if len(splits.train) == 0:
         raise ValueError("the training split is empty")
     stages = tuple(stages)
+    all_targets = np.asarray(source.labels, dtype=np.int64) if targets is None else targets
     workers = default_num_workers() if num_workers is None else num_workers
     pre = _Precompute(source, workers)
     fitted = _fit_stages(source, splits, stages, seed, pre)
@@ -279,7 +282,7 @@ def build_pipeline(
             return None
         head, tail = (prefix, rest) if training else (eval_stages, ())
         cache = pre.run(indices, head, remaining)
-        labels = np.asarray(source.labels[indices], dtype=np.int64)
+        labels = np.asarray(all_targets[indices])
         if cache is not None:
             nbytes = cache.numel() * cache.element_size()
             if not tail and cuda and nbytes <= gpu_budget:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.spec import Graph, Node
 from dragdl.engine.nodes.registry import NodeType, all_node_types, get_node_type
+from dragdl.engine.tasks.base import TaskKind
 
 
 @dataclass
@@ -48,6 +49,16 @@ class Structure:
     def network_input(self) -> str | None:
         """The node whose images enter the network: the last operator, or the dataset itself."""
         return self.pipeline[-1] if self.pipeline else self.dataset_id
+
+    @property
+    def task(self) -> TaskKind | None:
+        """The task kind of the train node (None while the graph has none)."""
+        from dragdl.engine.nodes.base import TrainNode  # nodes.base imports the engine's data layer
+
+        if self.train_id is None:
+            return None
+        kind = self.nodes[self.train_id].kind
+        return kind.task if isinstance(kind, TrainNode) else None
 
     def of_category(self, category: str) -> list[str]:
         return [nid for nid, info in self.nodes.items() if info.kind.category == category]

@@ -60,18 +60,16 @@ class Analysis:
     shapes: dict[str, Shape] = field(default_factory=dict)
     dataset_info: DatasetInfo | None = None
     errors: list[GraphError] = field(default_factory=list)
+    num_outputs: int | None = None
+    """Width of the network's last layer, from the task kind and the dataset (None: not known)."""
 
     @property
     def graph(self) -> Graph:
         return self.structure.graph
 
-    @property
-    def num_classes(self) -> int | None:
-        return len(self.dataset_info.classes) if self.dataset_info else None
-
     def shape_context(self, node_id: str) -> ShapeContext:
         return ShapeContext(
-            num_classes=self.num_classes,
+            num_outputs=self.num_outputs,
             data_dir=self.data_dir,
             node_id=node_id,
             input_nodes=tuple(self.structure.inputs[node_id]),
@@ -147,6 +145,9 @@ def _infer_shapes(analysis: Analysis, ctx: DataContext, known_dataset: DatasetIn
             if isinstance(kind, DatasetNode):
                 dataset = known_dataset or kind.describe(info.params, ctx)
                 analysis.dataset_info = dataset
+                task = structure.task
+                if task is not None:
+                    analysis.num_outputs = task.output_size(dataset)  # DatasetError: on this node
                 analysis.shapes[node_id] = (dataset.channels, *(dataset.size or (None, None)))
             elif isinstance(kind, OpNode):
                 analysis.shapes[node_id] = kind.infer(info.params, in_shapes[0])
@@ -164,36 +165,39 @@ def _infer_shapes(analysis: Analysis, ctx: DataContext, known_dataset: DatasetIn
 
 
 def _check_output(analysis: Analysis) -> None:
-    """Stage 7: the network must end in one score per class."""
+    """Stage 7: the network must end in what the task kind trains: one score per class, or a value."""
     structure = analysis.structure
-    train_id = structure.train_id
-    if train_id is None or not structure.inputs[train_id]:
+    train_id, task = structure.train_id, structure.task
+    if train_id is None or task is None or not structure.inputs[train_id]:
         return
     last = structure.inputs[train_id][0]
     shape = analysis.shapes.get(last)
-    classes = analysis.num_classes
-    if shape is None or classes is None:
-        return
-    if shape == (classes,):
+    outputs = analysis.num_outputs
+    if shape is None or outputs is None or shape == (outputs,):
         return
     label = structure.nodes[last].label
+    wanted = f"one score per class ({outputs})" if task.target == "classes" else "one value per sample"
     if len(shape) != 1:
         message = (
-            f"the network ends with a {format_shape(shape)} feature map at {label}, but training needs one "
-            f"score per class ({classes}): add Flatten (or GlobalAvgPool) and a Linear "
-            "with out_features 'auto'"
+            f"the network ends with a {format_shape(shape)} feature map at {label}, but training needs "
+            f"{wanted}: add Flatten (or GlobalAvgPool) and a Linear with out_features 'auto'"
+        )
+    elif task.target == "classes":
+        message = (
+            f"the network ends with {format_shape(shape)} outputs at {label}, but the dataset has {outputs} "
+            "classes: set out_features of the last Linear to 'auto'"
         )
     else:
         message = (
-            f"the network ends with {format_shape(shape)} outputs at {label}, but the dataset has {classes} "
-            "classes: set out_features of the last Linear to 'auto'"
+            f"the network ends with {format_shape(shape)} outputs at {label}, but a regressor predicts "
+            "one value per sample: set out_features of the last Linear to 'auto' (or 1)"
         )
     analysis.errors.append(
         GraphError(
-            code="output_mismatch",
+            code="output_mismatch" if task.target == "classes" else "value_output_mismatch",
             message=message,
             node_id=last,
             field="out_features" if len(shape) == 1 else None,
-            details={"shape": format_shape(shape), "classes": classes},
+            details={"shape": format_shape(shape), "classes": outputs, "task": task.name},
         )
     )

@@ -12,6 +12,7 @@ from torch import nn
 
 from dragdl.engine.data.base import DataContext, DatasetInfo, ImageSource
 from dragdl.engine.nodes.registry import NodeType, P, Port
+from dragdl.engine.tasks.base import TaskKind
 
 Shape = tuple[int | None, ...]
 """A per-sample shape: (C, H, W) for images and feature maps, (F,) for flat features. None = unknown."""
@@ -25,7 +26,8 @@ def format_shape(shape: Shape) -> str:
 class ShapeContext:
     """Graph-wide facts a layer may need when inferring its shape or building itself."""
 
-    num_classes: int | None
+    num_outputs: int | None
+    """Width of the network's last layer for the train node's task kind (classes, or 1 value)."""
     data_dir: Path
     """The DataContext's data dir: model nodes resolve a relative weights_path and cache weights there."""
     node_id: str = ""
@@ -93,10 +95,11 @@ class LayerNode(NodeType[P]):
 
 
 class TrainNode(NodeType[P]):
-    """The sink: how to train what flows into it."""
+    """The sink: how to train what flows into it, for the task kind it names."""
 
     category: ClassVar = "train"
     inputs: ClassVar = (Port("in", ("tensor", "logits"), label="model output"),)
+    task: ClassVar[TaskKind]
 
 
 class EmptyParams(BaseModel):

@@ -357,13 +357,13 @@ class Linear(LayerNode[LinearParams]):
                     field="out_features",
                 )
             return params.out_features
-        if ctx.num_classes is None:
+        if ctx.num_outputs is None:
             raise NodeError(
                 "shape_unknown",
                 "out_features 'auto' needs the number of classes, but no dataset reaches this node",
                 field="out_features",
             )
-        return ctx.num_classes
+        return ctx.num_outputs
 
     def infer(self, params: LinearParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
         _features(self, inputs[0], ctx)

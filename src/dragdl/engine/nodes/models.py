@@ -167,11 +167,11 @@ class _TransferNode(ModelNode[TP]):
                 check_weights(family, name, params.weights_path, data_dir=ctx.data_dir)
             except WeightsUnavailable as exc:
                 raise _weights_error(exc, params) from exc
-        return (ctx.num_classes,)
+        return (ctx.num_outputs,)
 
     def build(self, params: TP, shape: Shape, ctx: ShapeContext) -> nn.Module:
         _input_channels(shape)
-        if ctx.num_classes is None:
+        if ctx.num_outputs is None:
             raise NodeError(
                 "num_classes_unknown", "the number of classes is unknown; connect a dataset first"
             )
@@ -190,7 +190,7 @@ class _TransferNode(ModelNode[TP]):
         except WeightsInvalid as exc:
             field = "weights_path" if params.weights_path else "pretrained"
             raise NodeError("weights_invalid", exc.message, field=field) from exc
-        head = make_head(info.feature_dim, ctx.num_classes, params.hidden_units, params.dropout)
+        head = make_head(info.feature_dim, ctx.num_outputs, params.hidden_units, params.dropout)
         return TransferModel(
             _adapter(params, shape, info),
             features,
@@ -205,7 +205,7 @@ class _TransferNode(ModelNode[TP]):
                 f"weights_path ({params.weights_path!r}) cannot be exported as code yet; "
                 "clear it to export the published weights"
             )
-        if ctx.num_classes is None:
+        if ctx.num_outputs is None:
             raise NodeError(
                 "num_classes_unknown", "the number of classes is unknown; connect a dataset first"
             )
@@ -220,7 +220,7 @@ class _TransferNode(ModelNode[TP]):
                 f"nn.Dropout({params.dropout!r})",
             ]
             width = params.hidden_units
-        layers.append(f"nn.Linear({width}, {ctx.num_classes})")
+        layers.append(f"nn.Linear({width}, {ctx.num_outputs})")
         # Argument order is construction order: the backbone draws its random initialization
         # before the head, as in `build`, so the script's head starts from the same weights.
         return (

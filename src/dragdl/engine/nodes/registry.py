@@ -20,7 +20,8 @@ from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.param_messages import param_error
 
 Category = Literal["dataset", "op", "layer", "model", "train"]
-PortType = Literal["images", "tensor", "logits"]
+PortType = Literal["images", "table", "sequence", "points", "tensor", "logits"]
+"""images: (C, H, W) uint8; table: (F,) features; sequence and points: reserved for the next kinds."""
 CATEGORIES: tuple[Category, ...] = ("dataset", "op", "layer", "model", "train")
 
 

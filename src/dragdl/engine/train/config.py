@@ -1,4 +1,8 @@
-"""How to train: the params model of the `train.Classifier` node (its JSON Schema drives the UI form)."""
+"""How to train: the params models of the train nodes (their JSON Schemas drive the UI forms).
+
+`TrainSettings` holds what every task kind shares; `TrainConfig` (classifier) and
+`RegressionConfig` add the loss and the watched metrics of their kind.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +13,20 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Optimizer = Literal["sgd", "adam", "adamw"]
 Schedule = Literal["none", "step", "cosine", "onecycle"]
 Monitor = Literal["val_loss", "val_accuracy"]
+RegressionMonitor = Literal["val_loss", "val_mae", "val_rmse", "val_r2"]
+RegressionLoss = Literal["mse", "mae", "huber"]
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 AmpChoice = Literal["auto", "off"]
 
 
-class TrainConfig(BaseModel):
-    """Loss, optimizer, schedule, epochs, splits, seed and device of a classification run."""
+class TrainSettings(BaseModel):
+    """Optimizer, schedule, epochs, splits, seed and device: what every task kind shares."""
 
     model_config = ConfigDict(extra="forbid")
 
     epochs: int = Field(10, ge=1, le=1000, title="Epochs", description="Passes over the training split.")
     batch_size: int = Field(
-        64, ge=1, le=8192, title="Batch size", description="Images per optimization step."
+        64, ge=1, le=8192, title="Batch size", description="Samples per optimization step."
     )
     optimizer: Optimizer = Field("adam", title="Optimizer", description="Optimization algorithm.")
     lr: float = Field(
@@ -63,13 +69,6 @@ class TrainConfig(BaseModel):
         title="Decay factor",
         description="Decay factor of the step schedule.",
     )
-    label_smoothing: float = Field(
-        0.0,
-        ge=0,
-        le=0.5,
-        title="Label smoothing",
-        description="Share of the target probability spread over all classes.",
-    )
     early_stopping: bool = Field(
         False,
         title="Early stopping",
@@ -82,11 +81,6 @@ class TrainConfig(BaseModel):
         json_schema_extra={"x-show-if": {"early_stopping": [True]}},
         title="Patience (epochs)",
         description="Epochs without improvement before early stopping.",
-    )
-    monitor: Monitor = Field(
-        "val_loss",
-        title="Watched metric",
-        description="Metric watched by early stopping and for choosing the best weights.",
     )
     seed: int = Field(
         0,
@@ -103,14 +97,14 @@ class TrainConfig(BaseModel):
         ge=0,
         le=0.5,
         title="Validation share",
-        description="Share of the images held out for validation.",
+        description="Share of the samples held out for validation.",
     )
     test_split: float = Field(
         0.2,
         ge=0,
         le=0.5,
         title="Test share",
-        description="Share of the images held out for the final test (ignored with a predefined test set).",
+        description="Share of the samples held out for the final test (ignored with a predefined test set).",
     )
     checkpoint_minutes: float = Field(
         10.0,
@@ -125,11 +119,59 @@ class TrainConfig(BaseModel):
         description="Mixed precision on CUDA (bf16 where supported, else fp16); off = full fp32.",
     )
 
+    monitor: str = Field(
+        "val_loss",
+        title="Watched metric",
+        description="Metric watched by early stopping and for choosing the best weights.",
+    )
+    """Each kind's config narrows this to the metrics its kind reports."""
+
     @model_validator(mode="after")
-    def _splits_leave_training_data(self) -> TrainConfig:
+    def _splits_leave_training_data(self) -> TrainSettings:
         if self.val_split + self.test_split >= 0.9:
             raise ValueError(
                 f"val_split ({self.val_split}) + test_split ({self.test_split}) must be below 0.9 "
-                "so that enough images remain for training"
+                "so that enough samples remain for training"
             )
         return self
+
+
+class TrainConfig(TrainSettings):
+    """The `train.Classifier` node: cross-entropy with optional label smoothing."""
+
+    label_smoothing: float = Field(
+        0.0,
+        ge=0,
+        le=0.5,
+        title="Label smoothing",
+        description="Share of the target probability spread over all classes.",
+    )
+    monitor: Monitor = Field(
+        "val_loss",
+        title="Watched metric",
+        description="Metric watched by early stopping and for choosing the best weights.",
+    )
+
+
+class RegressionConfig(TrainSettings):
+    """The `train.Regressor` node: a loss between predicted and true values."""
+
+    loss: RegressionLoss = Field(
+        "mse",
+        title="Loss",
+        description="mse: mean squared error; mae: mean absolute error (robust to outliers); "
+        "huber: squared near zero, absolute beyond delta.",
+    )
+    huber_delta: float = Field(
+        1.0,
+        gt=0,
+        le=1e6,
+        json_schema_extra={"x-show-if": {"loss": ["huber"]}},
+        title="Huber delta",
+        description="Error size where the Huber loss turns from squared to absolute.",
+    )
+    monitor: RegressionMonitor = Field(
+        "val_loss",
+        title="Watched metric",
+        description="Metric watched by early stopping and for choosing the best weights.",
+    )

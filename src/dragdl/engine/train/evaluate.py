@@ -14,9 +14,9 @@ import torch
 from torch import Tensor, nn
 
 from dragdl.engine.data.pipeline import BatchSource, Pipeline
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.tasks.base import RunningMetrics, TaskKind
+from dragdl.engine.train.config import TrainSettings
 from dragdl.engine.train.device import Precision
-from dragdl.engine.train.metrics import Running, averages, confusion_matrix, per_class_metrics
 from dragdl.engine.train.state import TrainState
 
 
@@ -28,7 +28,11 @@ class Evaluator:
     device: torch.device
     precision: Precision
     channels_last: bool
-    top5: bool
+    task: TaskKind
+    classes: list[str]
+
+    def new_running(self) -> RunningMetrics:
+        return self.task.running(self.device, self.classes)
 
     def to_device(self, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
         x = x.to(self.device, non_blocking=True)
@@ -44,10 +48,11 @@ class Evaluator:
     def run(
         self, model: nn.Module, source: BatchSource, prefix: str, collect: bool = False
     ) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
-        """Metrics named `<prefix>loss` etc.; with `collect`, also the predictions and targets."""
+        """Metrics named `<prefix>loss` etc.; with `collect`, also what the task kind keeps of each
+        prediction (class or value) and the targets."""
         was_training = model.training
         model.eval()
-        running = Running(self.device, self.top5)
+        running = self.new_running()
         preds: list[Tensor] = []
         targets: list[Tensor] = []
         with torch.no_grad():
@@ -58,22 +63,12 @@ class Evaluator:
                     loss = self.criterion(logits, y)
                 running.add(loss, logits, y)
                 if collect:
-                    preds.append(logits.argmax(dim=1))
+                    preds.append(self.task.collect(logits))
                     targets.append(y)
         model.train(was_training)
         if not collect:
             return running.values(prefix), np.zeros(0, np.int64), np.zeros(0, np.int64)
-        return (
-            running.values(prefix),
-            torch.cat(preds).cpu().numpy().astype(np.int64),
-            torch.cat(targets).cpu().numpy().astype(np.int64),
-        )
-
-
-def test_section(preds: np.ndarray, targets: np.ndarray, classes: list[str]) -> dict[str, Any]:
-    matrix = confusion_matrix(targets, preds, len(classes))
-    rows = per_class_metrics(matrix, classes)
-    return {"per_class": rows, "averages": averages(rows), "confusion_matrix": matrix.tolist()}
+        return running.values(prefix), torch.cat(preds).cpu().numpy(), torch.cat(targets).cpu().numpy()
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
@@ -84,7 +79,8 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 def build_report(
     state: TrainState,
-    config: TrainConfig,
+    config: TrainSettings,
+    task: TaskKind,
     classes: list[str],
     pipeline: Pipeline,
     model: nn.Module,
@@ -93,6 +89,7 @@ def build_report(
 ) -> dict[str, Any]:
     """report.json without the test details and timings (the caller adds those)."""
     return {
+        "task": task.name,
         "classes": classes,
         "config": config.model_dump(),
         "device": device,

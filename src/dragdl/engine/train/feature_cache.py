@@ -155,7 +155,7 @@ def feature_pipeline(
         _write(path, features, key, frozen)
         seconds = time.perf_counter() - started
         reporter.emit(LogEvent("info", f"feature cache: built in {seconds:.1f} s ({path.name})"))
-    labels = torch.from_numpy(np.asarray(plan.source.labels, dtype=np.int64))
+    labels = torch.from_numpy(np.asarray(plan.targets))
     features = features.to(device)
 
     def batches(indices: np.ndarray, training: bool) -> TensorBatches | None:

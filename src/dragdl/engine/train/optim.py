@@ -1,4 +1,4 @@
-"""Optimizer and learning-rate schedule from a TrainConfig."""
+"""Optimizer and learning-rate schedule from a TrainSettings."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from torch import nn
 from torch.optim import SGD, Adam, AdamW, Optimizer
 from torch.optim.lr_scheduler import CosineAnnealingLR, LRScheduler, OneCycleLR, StepLR
 
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.train.config import TrainSettings
 
 
 def param_groups(model: nn.Module, lr: float) -> list[dict[str, Any]]:
@@ -29,7 +29,7 @@ def param_groups(model: nn.Module, lr: float) -> list[dict[str, Any]]:
     return groups
 
 
-def build_optimizer(model: nn.Module, config: TrainConfig, device: torch.device) -> Optimizer:
+def build_optimizer(model: nn.Module, config: TrainSettings, device: torch.device) -> Optimizer:
     params = param_groups(model, config.lr)
     if not params:
         raise ValueError("the model has no trainable parameters")
@@ -44,12 +44,12 @@ def build_optimizer(model: nn.Module, config: TrainConfig, device: torch.device)
     return AdamW(params, lr=config.lr, weight_decay=config.weight_decay, fused=fused)
 
 
-def steps_per_epoch_schedule(config: TrainConfig) -> bool:
+def steps_per_epoch_schedule(config: TrainSettings) -> bool:
     """True when the schedule advances every optimizer step, False when every epoch (or never)."""
     return config.schedule in ("cosine", "onecycle")
 
 
-def build_scheduler(optimizer: Optimizer, config: TrainConfig, total_steps: int) -> LRScheduler | None:
+def build_scheduler(optimizer: Optimizer, config: TrainSettings, total_steps: int) -> LRScheduler | None:
     if config.schedule == "step":
         return StepLR(optimizer, step_size=config.step_size, gamma=config.gamma)
     if config.schedule == "cosine":

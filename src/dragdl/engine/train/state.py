@@ -25,10 +25,9 @@ class TrainState:
     stopped_early: bool = False
     train_time: float = 0.0
     """Pure training seconds spent in the current epoch so far."""
-    logged_loss: float = 0.0
-    logged_correct: int = 0
+    logged: dict[str, float] = field(default_factory=dict)
     logged_count: int = 0
-    """The epoch's running sums at the last step-metric log point."""
+    """The epoch's running sums (the task kind's `RunningMetrics.sums()`) at the last step log point."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain containers and tensors only, so the checkpoint loads with weights_only=True."""
@@ -48,7 +47,6 @@ class TrainState:
             bad_epochs=int(data["bad_epochs"]),
             stopped_early=bool(data["stopped_early"]),
             train_time=float(data["train_time"]),
-            logged_loss=float(data["logged_loss"]),
-            logged_correct=int(data["logged_correct"]),
+            logged={str(k): float(v) for k, v in data["logged"].items()},
             logged_count=int(data["logged_count"]),
         )

@@ -22,13 +22,15 @@ from torch import Tensor, nn
 from dragdl.engine.compile.module import watch_non_finite
 from dragdl.engine.data.pipeline import Pipeline, derive_seed
 from dragdl.engine.data.stages import NonFiniteError
+from dragdl.engine.tasks.base import TaskKind
+from dragdl.engine.tasks.classification import Classification
 from dragdl.engine.train.checkpoint import (
     latest_checkpoint,
     list_checkpoints,
     load_checkpoint,
     save_checkpoint,
 )
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.train.config import TrainSettings
 from dragdl.engine.train.device import (
     TrainError,
     choose_precision,
@@ -38,7 +40,7 @@ from dragdl.engine.train.device import (
     resolve_device,
     synchronize,
 )
-from dragdl.engine.train.evaluate import Evaluator, build_report, report_timings, test_section, write_json
+from dragdl.engine.train.evaluate import Evaluator, build_report, report_timings, write_json
 from dragdl.engine.train.events import (
     ArtifactEvent,
     ErrorEvent,
@@ -48,7 +50,6 @@ from dragdl.engine.train.events import (
     StartEvent,
     StatusEvent,
 )
-from dragdl.engine.train.metrics import Running
 from dragdl.engine.train.optim import (
     build_optimizer,
     build_scheduler,
@@ -81,25 +82,29 @@ class TrainResult:
 def train(
     model: nn.Module,
     pipeline: Pipeline,
-    config: TrainConfig,
+    config: TrainSettings,
     classes: list[str],
     out_dir: Path,
     reporter: Reporter,
     resume: bool = False,
     stop: threading.Event | None = None,
     network: nn.Module | None = None,
+    task: TaskKind | None = None,
 ) -> TrainResult:
     """Train `model` on `pipeline`, writing checkpoints, report.json and model.safetensors to `out_dir`.
 
     `network` is the whole network when `model` is only its trainable end, fed precomputed inputs
     (a frozen backbone's cached features): model.safetensors and the parameter counts describe it,
     while checkpoints hold `model`. Returns with status "stopped" after a checkpoint once `stop` is
-    set. Errors are reported as an ErrorEvent and a "failed" status, then raised (TrainError for
+    set. `task` is the train node's task kind (classification when not given).
+    Errors are reported as an ErrorEvent and a "failed" status, then raised (TrainError for
     expected failures).
     """
     reporter.emit(StatusEvent("running"))
     try:
-        run = _Run(model, pipeline, config, classes, out_dir, reporter, stop, network)
+        run = _Run(
+            model, pipeline, config, classes, out_dir, reporter, stop, network, task or Classification()
+        )
         result = run.execute(resume)
     except TrainError as e:
         _fail(reporter, e.code, e.message, e.node_id)
@@ -129,14 +134,16 @@ class _Run:
         self,
         model: nn.Module,
         pipeline: Pipeline,
-        config: TrainConfig,
+        config: TrainSettings,
         classes: list[str],
         out_dir: Path,
         reporter: Reporter,
         stop: threading.Event | None,
-        network: nn.Module | None = None,
+        network: nn.Module | None,
+        task: TaskKind,
     ) -> None:
         self.model, self.pipeline, self.config, self.classes = model, pipeline, config, classes
+        self.task = task
         self.network = model if network is None else network
         self.out_dir, self.reporter, self.stop = out_dir, reporter, stop
         self.device = resolve_device(config.device)
@@ -153,10 +160,11 @@ class _Run:
         self.scheduler = build_scheduler(self.optimizer, config, self.total_steps)
         self.per_step_schedule = steps_per_epoch_schedule(config)
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision.scaler)
-        self.criterion = nn.CrossEntropyLoss(label_smoothing=config.label_smoothing)
-        top5 = len(classes) >= 10
-        self.evaluator = Evaluator(self.criterion, self.device, self.precision, self.channels_last, top5)
-        self.running = Running(self.device, top5)
+        self.criterion = task.criterion(config)
+        self.evaluator = Evaluator(
+            self.criterion, self.device, self.precision, self.channels_last, task, classes
+        )
+        self.running = self.evaluator.new_running()
         self.log_every = max(1, self.steps_per_epoch // 10)
         self.has_val = pipeline.val is not None
         self.monitor = config.monitor if self.has_val else config.monitor.removeprefix("val_")
@@ -260,7 +268,7 @@ class _Run:
                 torch.manual_seed(derive_seed(self.config.seed, s.epoch))
                 s.step, s.train_time = 0, 0.0
                 self.running.reset()
-                s.logged_loss, s.logged_correct, s.logged_count = 0.0, 0, 0
+                s.logged, s.logged_count = {}, 0
             mid_epoch = False
             if not self._train_epoch():
                 return self._result("stopped")
@@ -327,17 +335,18 @@ class _Run:
         # The window's metrics are differences of the epoch's running sums: no second accumulator
         # per step, and no GPU sync besides these two .item() calls and the per-step loss check.
         s = self.state
-        loss_sum, correct = self.running.loss.item(), int(self.running.correct.item())
+        sums = self.running.sums()
         n = self.running.count - s.logged_count
-        loss = (loss_sum - s.logged_loss) / n
+        values = self.running.window(sums, s.logged, n)
+        loss = values["loss"]
         if not _finite(loss):
             raise TrainError(
                 "loss_not_finite",
                 f"the training loss became {loss} at epoch {s.epoch + 1}; "
                 f"lower the learning rate (lr={self.config.lr})",
             )
-        values = {"loss": loss, "accuracy": (correct - s.logged_correct) / n, "lr": lr}
-        s.logged_loss, s.logged_correct, s.logged_count = loss_sum, correct, self.running.count
+        values["lr"] = lr
+        s.logged, s.logged_count = sums, self.running.count
         self.reporter.emit(MetricEvent("step", s.epoch + 1, s.global_step, values))
 
     def _loss_not_finite(self, x: Tensor, loss: float) -> TrainError:
@@ -388,8 +397,7 @@ class _Run:
     def _early_stopping(self, values: dict[str, float]) -> None:
         s, cfg = self.state, self.config
         score = values[self.monitor]
-        lower_is_better = self.monitor.endswith("loss")
-        improved = s.best_score is None or (score < s.best_score if lower_is_better else score > s.best_score)
+        improved = s.best_score is None or self.task.better(self.monitor, score, s.best_score)
         if improved:
             s.best_score, s.best_epoch, s.bad_epochs = score, s.epoch + 1, 0
             if cfg.early_stopping:
@@ -427,7 +435,7 @@ class _Run:
         details: dict[str, Any] = {}
         if self.pipeline.test is not None:
             test, preds, targets = self.evaluator.run(self.model, self.pipeline.test, "test_", collect=True)
-            details = test_section(preds, targets, self.classes)
+            details = self.task.test_details(preds, targets, self.classes)
             self.reporter.emit(MetricEvent("test", len(s.history), s.global_step, test))
         if self.channels_last:
             # safetensors stores contiguous tensors; bring 4-D weights back to the default layout.
@@ -438,7 +446,7 @@ class _Run:
         tmp.replace(model_path)
         self.reporter.emit(ArtifactEvent("model", str(model_path)))
         device, network = str(self.device), self.network
-        report = build_report(s, cfg, self.classes, self.pipeline, network, device, self.monitor)
+        report = build_report(s, cfg, self.task, self.classes, self.pipeline, network, device, self.monitor)
         timings = report_timings(s, self.pipeline) | {"wall_s": time.perf_counter() - self.started}
         report_path = self.out_dir / "report.json"
         write_json(report_path, report | {"test": test} | details | {"timings": timings})

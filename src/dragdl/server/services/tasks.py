@@ -76,10 +76,10 @@ def check_graph(db: Session, settings: Settings, user: User, raw: dict[str, Any]
 
 
 def _train_node(graph: dict[str, Any]) -> dict[str, Any] | None:
-    for node in graph.get("nodes", []):
-        if isinstance(node, dict) and str(node.get("type", "")).startswith("train."):
-            return node
-    return None
+    from dragdl.engine.graph.train_node import find_train_node
+
+    found = find_train_node(graph)
+    return None if found is None else found[0]
 
 
 def resources_for(requested: TaskResources, graph: dict[str, Any]) -> dict[str, float | None]:
@@ -201,14 +201,16 @@ def get_task(db: Session, user: User, task_id: str) -> Task:
 
 
 def train_config(task: Task) -> dict[str, Any]:
-    from dragdl.engine.train.config import TrainConfig
+    from dragdl.engine.graph.train_node import find_train_node
 
-    node = _train_node(task.graph_snapshot)
-    if node is None:
+    found = find_train_node(task.graph_snapshot)
+    if found is None:
         return {}
+    node, kind = found
     params = node.get("params") or {}
     try:
-        return TrainConfig.model_validate(params).model_dump()
+        dumped: dict[str, Any] = kind.params_model.model_validate(params).model_dump()
+        return dumped
     except ValueError:
         return dict(params)
 

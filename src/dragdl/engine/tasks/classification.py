@@ -1,0 +1,116 @@
+"""Classification: one of N classes per sample, cross-entropy, accuracy, a confusion matrix."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from pydantic import BaseModel
+from torch import Tensor, nn
+
+from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
+from dragdl.engine.data.splits import Splits, split_indices
+from dragdl.engine.tasks.base import RunningMetrics, TaskKind
+from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.train.metrics import Running, averages, confusion_matrix, per_class_metrics
+
+
+class ClassificationMetrics(RunningMetrics):
+    """Loss, accuracy and (from 10 classes) top-5 accuracy, as device sums."""
+
+    def __init__(self, device: torch.device, top5: bool) -> None:
+        self._running = Running(device, top5)
+
+    @property
+    def count(self) -> int:
+        return self._running.count
+
+    def reset(self) -> None:
+        self._running.reset()
+
+    def add(self, loss: Tensor, outputs: Tensor, targets: Tensor) -> None:
+        self._running.add(loss, outputs, targets)
+
+    def sums(self) -> dict[str, float]:
+        return {"loss": self._running.loss.item(), "correct": float(self._running.correct.item())}
+
+    def values(self, prefix: str = "") -> dict[str, float]:
+        return self._running.values(prefix)
+
+    @staticmethod
+    def window(now: dict[str, float], before: dict[str, float], count: int) -> dict[str, float]:
+        return {
+            "loss": (now["loss"] - before.get("loss", 0.0)) / count,
+            "accuracy": (now["correct"] - before.get("correct", 0.0)) / count,
+        }
+
+    def state(self) -> dict[str, Any]:
+        return self._running.state()
+
+    def load(self, state: dict[str, Any]) -> None:
+        self._running.load(state)
+
+
+class Classification(TaskKind):
+    name: ClassVar[str] = "classification"
+    target: ClassVar = "classes"
+    metrics: ClassVar[tuple[str, ...]] = ("accuracy",)
+    higher_is_better: ClassVar[frozenset[str]] = frozenset({"accuracy", "top5_accuracy"})
+
+    def output_size(self, info: DatasetInfo) -> int:
+        if len(info.classes) < 2:
+            only = f" ({info.classes[0]!r})" if info.classes else ""
+            raise DatasetError(
+                f"the dataset has {len(info.classes)} class{only}; a classifier needs at least 2",
+                code="too_few_classes",
+            )
+        return len(info.classes)
+
+    def targets(self, source: ImageSource) -> np.ndarray:
+        return np.asarray(source.labels, dtype=np.int64)
+
+    def split(
+        self,
+        targets: np.ndarray,
+        val_ratio: float,
+        test_ratio: float,
+        seed: int,
+        predefined_test: np.ndarray | None,
+    ) -> Splits:
+        # Stratified: every split keeps the class proportions.
+        return split_indices(targets, val_ratio, test_ratio, seed, predefined_test)
+
+    def criterion(self, config: BaseModel) -> nn.Module:
+        smoothing = config.label_smoothing if isinstance(config, TrainConfig) else 0.0
+        return nn.CrossEntropyLoss(label_smoothing=smoothing)
+
+    def running(self, device: torch.device, classes: list[str]) -> RunningMetrics:
+        return ClassificationMetrics(device, top5=len(classes) >= 10)
+
+    def collect(self, outputs: Tensor) -> Tensor:
+        return outputs.argmax(dim=1)
+
+    def test_details(self, preds: np.ndarray, targets: np.ndarray, classes: list[str]) -> dict[str, Any]:
+        matrix = confusion_matrix(targets.astype(np.int64), preds.astype(np.int64), len(classes))
+        rows = per_class_metrics(matrix, classes)
+        return {"per_class": rows, "averages": averages(rows), "confusion_matrix": matrix.tolist()}
+
+    def answer(self, outputs: Tensor, classes: list[str], top: int) -> list[dict[str, Any]]:
+        probabilities = torch.softmax(outputs.float(), dim=1)
+        k = max(1, min(top, len(classes)))
+        values, indices = probabilities.topk(k, dim=1)
+        answers = []
+        for row, vals, idx in zip(probabilities.tolist(), values.tolist(), indices.tolist(), strict=True):
+            answers.append(
+                {
+                    "label": classes[idx[0]],
+                    "index": idx[0],
+                    "probability": vals[0],
+                    "top_k": [
+                        {"class": classes[i], "probability": p} for i, p in zip(idx, vals, strict=True)
+                    ],
+                    "probabilities": row,
+                }
+            )
+        return answers

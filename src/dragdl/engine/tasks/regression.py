@@ -1,0 +1,166 @@
+"""Regression: one number per sample; MSE/MAE/Huber loss; MAE, RMSE and R²; residuals in the report."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from pydantic import BaseModel
+from torch import Tensor, nn
+
+from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
+from dragdl.engine.data.splits import Splits, split_indices
+from dragdl.engine.tasks.base import RunningMetrics, TaskKind
+from dragdl.engine.train.config import RegressionConfig
+
+SCATTER_POINTS = 2000
+"""The report keeps at most this many (actual, predicted) pairs for the scatter plot."""
+HISTOGRAM_BINS = 30
+
+
+class RegressionMetrics(RunningMetrics):
+    """Sums of the loss, |error|, error², y and y², from which MAE, RMSE and R² follow."""
+
+    KEYS = ("loss", "abs", "sq", "y", "y2")
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.reset()
+
+    def reset(self) -> None:
+        self._sums = {key: torch.zeros((), dtype=torch.float64, device=self.device) for key in self.KEYS}
+        self._count = 0
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    def add(self, loss: Tensor, outputs: Tensor, targets: Tensor) -> None:
+        pred = outputs.detach().reshape(-1).double()
+        y = targets.detach().reshape(-1).double()
+        err = pred - y
+        n = y.shape[0]
+        self._sums["loss"].add_(loss.detach().double(), alpha=n)
+        self._sums["abs"].add_(err.abs().sum())
+        self._sums["sq"].add_(err.square().sum())
+        self._sums["y"].add_(y.sum())
+        self._sums["y2"].add_(y.square().sum())
+        self._count += n
+
+    def sums(self) -> dict[str, float]:
+        return {key: value.item() for key, value in self._sums.items()}
+
+    @staticmethod
+    def _figures(sums: dict[str, float], n: int) -> dict[str, float]:
+        mean = sums["y"] / n
+        total = sums["y2"] - n * mean * mean
+        # R² is undefined when every target is the same; 0 says "no better than the mean".
+        r2 = 1.0 - sums["sq"] / total if total > 1e-12 else 0.0
+        return {
+            "loss": sums["loss"] / n,
+            "mae": sums["abs"] / n,
+            "rmse": math.sqrt(max(sums["sq"], 0.0) / n),
+            "r2": r2,
+        }
+
+    def values(self, prefix: str = "") -> dict[str, float]:
+        if self.count == 0:
+            return {}
+        return {f"{prefix}{k}": v for k, v in self._figures(self.sums(), self.count).items()}
+
+    @staticmethod
+    def window(now: dict[str, float], before: dict[str, float], count: int) -> dict[str, float]:
+        diff = {key: now[key] - before.get(key, 0.0) for key in RegressionMetrics.KEYS}
+        return RegressionMetrics._figures(diff, count)
+
+    def state(self) -> dict[str, Any]:
+        return {"sums": dict(self._sums), "count": self.count}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self._sums = {key: state["sums"][key].to(self.device) for key in self.KEYS}
+        self._count = int(state["count"])
+
+
+class Regression(TaskKind):
+    name: ClassVar[str] = "regression"
+    target: ClassVar = "value"
+    metrics: ClassVar[tuple[str, ...]] = ("mae", "rmse", "r2")
+    higher_is_better: ClassVar[frozenset[str]] = frozenset({"r2"})
+
+    def output_size(self, info: DatasetInfo) -> int:
+        return 1
+
+    def targets(self, source: ImageSource) -> np.ndarray:
+        values = source.target_values()
+        bad = ~np.isfinite(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DatasetError(
+                f"the target of sample {row + 1} is missing or not a number; regression needs a number "
+                "for every sample",
+                code="target_not_numeric",
+            )
+        return values.astype(np.float32)
+
+    def split(
+        self,
+        targets: np.ndarray,
+        val_ratio: float,
+        test_ratio: float,
+        seed: int,
+        predefined_test: np.ndarray | None,
+    ) -> Splits:
+        # Plain random split: a value has no class to stratify by (one stratum is a permutation).
+        return split_indices(np.zeros(len(targets), np.int64), val_ratio, test_ratio, seed, predefined_test)
+
+    def criterion(self, config: BaseModel) -> nn.Module:
+        if not isinstance(config, RegressionConfig):
+            raise TypeError(f"a regressor trains with a RegressionConfig, not {type(config).__name__}")
+        if config.loss == "mae":
+            return _Flat(nn.L1Loss())
+        if config.loss == "huber":
+            return _Flat(nn.HuberLoss(delta=config.huber_delta))
+        return _Flat(nn.MSELoss())
+
+    def running(self, device: torch.device, classes: list[str]) -> RunningMetrics:
+        return RegressionMetrics(device)
+
+    def collect(self, outputs: Tensor) -> Tensor:
+        return outputs.reshape(-1).float()
+
+    def test_details(self, preds: np.ndarray, targets: np.ndarray, classes: list[str]) -> dict[str, Any]:
+        preds, targets = preds.astype(np.float64), targets.astype(np.float64)
+        residuals = preds - targets
+        keep = np.arange(len(preds))
+        if len(keep) > SCATTER_POINTS:  # evenly spaced: the same points on every run
+            keep = np.linspace(0, len(preds) - 1, SCATTER_POINTS).round().astype(np.int64)
+        counts, edges = np.histogram(residuals, bins=HISTOGRAM_BINS) if len(residuals) else (None, None)
+        return {
+            "scatter": {
+                "actual": targets[keep].tolist(),
+                "predicted": preds[keep].tolist(),
+                "total": len(preds),
+            },
+            "residuals": {
+                "edges": [] if edges is None else [float(e) for e in edges],
+                "counts": [] if counts is None else [int(c) for c in counts],
+                "mean": float(residuals.mean()) if len(residuals) else 0.0,
+                "std": float(residuals.std()) if len(residuals) else 0.0,
+            },
+        }
+
+    def answer(self, outputs: Tensor, classes: list[str], top: int) -> list[dict[str, Any]]:
+        return [{"value": float(v)} for v in outputs.reshape(-1).float().tolist()]
+
+
+class _Flat(nn.Module):
+    """A loss between (N, 1) outputs and (N,) targets, without broadcasting them to (N, N)."""
+
+    def __init__(self, loss: nn.Module) -> None:
+        super().__init__()
+        self.loss = loss
+
+    def forward(self, outputs: Tensor, targets: Tensor) -> Tensor:
+        return self.loss(outputs.reshape(-1), targets.reshape(-1).to(outputs.dtype))  # type: ignore[no-any-return]
