@@ -127,7 +127,7 @@ def test_layer_codegen_matches_build_and_infer(
     parsed = kind.params_model.model_validate(params)
     ctx = ShapeContext(num_outputs=10, data_dir=tmp_path, node_id="n1")
     built = kind.build(parsed, list(shapes), ctx)
-    namespace = {"nn": nn, "torch": torch, "Add": AddModule, "Concat": ConcatModule}
+    namespace = {"nn": nn, "torch": torch, "AddModule": AddModule, "ConcatModule": ConcatModule}
     generated = eval(kind.codegen(parsed, list(shapes), ctx), namespace)  # test-only: our own generated code
     assert type(generated) is type(built)
     assert [p.shape for p in generated.parameters()] == [p.shape for p in built.parameters()]
@@ -138,6 +138,10 @@ def test_layer_codegen_matches_build_and_infer(
     out = built(*inputs)
     assert torch.equal(out, generated(*inputs))
     assert tuple(out.shape[1:]) == kind.infer(parsed, list(shapes), ctx)
+    if kind.inline:  # the script writes Add and Concat as expressions in forward()
+        names = [f"x{i}" for i in range(len(inputs))]
+        inline = eval(kind.forward_code(names), {"torch": torch, **dict(zip(names, inputs, strict=True))})
+        assert torch.equal(out, inline)
 
 
 @pytest.mark.parametrize("kind", [k for k in all_node_types() if isinstance(k, OpNode)], ids=lambda k: k.type)

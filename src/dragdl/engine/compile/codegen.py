@@ -31,10 +31,6 @@ TO_FLOAT = "v2.ToDtype(torch.float32, scale=True)"
 """The engine's uint8 -> float32 in [0, 1] conversion (`data/stages.py: to_float`)."""
 FITTED_MARKER = "DATASET_MEAN"
 """Operators whose code names this are fitted on the training images (Normalize, preset "dataset")."""
-_MERGES: dict[str, Callable[[list[str]], str]] = {
-    "layer.Add": lambda values: " + ".join(values),
-    "layer.Concat": lambda values: f"torch.cat([{', '.join(values)}], dim=1)",
-}
 _SCHEDULE_NOTES = {
     "step": "Multiply the learning rate by GAMMA every STEP_SIZE epochs.",
     "cosine": "Anneal the learning rate to 0 over the whole run, stepped every batch.",
@@ -313,9 +309,8 @@ class _Writer:
         for node_id in layers:
             info = s.nodes[node_id]
             kind = info.kind
-            merge = _MERGES.get(info.node.type)
-            if merge is not None:
-                calls.append((node_id, merge))
+            if isinstance(kind, LayerNode) and kind.inline:
+                calls.append((node_id, kind.forward_code))
                 continue
             in_shapes = [self.analysis.shapes[source] for source in s.inputs[node_id]]
             ctx = self.analysis.shape_context(node_id)

@@ -8,22 +8,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from torch import nn
 
 from dragdl.engine.nodes.base import EmptyParams, LayerNode, Shape, ShapeContext
+from dragdl.engine.nodes.calls import Call, nn_call
 from dragdl.engine.nodes.registry import register
 
 
 class _Activation(LayerNode[EmptyParams]):
     params_model = EmptyParams
-    torch_name: ClassVar[str]
+    torch_module: ClassVar[type[nn.Module]]
 
     def infer(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
         return inputs[0]
 
-    def build(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        module: type[nn.Module] = getattr(nn, self.torch_name)
-        return module()
-
-    def codegen(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return f"nn.{self.torch_name}()"
+    def module(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return nn_call(self.torch_module)
 
 
 @register
@@ -31,7 +28,7 @@ class ReLU(_Activation):
     type = "layer.ReLU"
     title = "ReLU"
     description = "max(0, x): the default activation after Conv2d and hidden Linear layers."
-    torch_name = "ReLU"
+    torch_module = nn.ReLU
 
 
 @register
@@ -39,7 +36,7 @@ class GELU(_Activation):
     type = "layer.GELU"
     title = "GELU"
     description = "A smooth ReLU, common in modern networks."
-    torch_name = "GELU"
+    torch_module = nn.GELU
 
 
 @register
@@ -47,7 +44,7 @@ class Sigmoid(_Activation):
     type = "layer.Sigmoid"
     title = "Sigmoid"
     description = "Squashes values into (0, 1)."
-    torch_name = "Sigmoid"
+    torch_module = nn.Sigmoid
 
 
 @register
@@ -55,7 +52,7 @@ class Tanh(_Activation):
     type = "layer.Tanh"
     title = "Tanh"
     description = "Squashes values into (-1, 1)."
-    torch_name = "Tanh"
+    torch_module = nn.Tanh
 
 
 class LeakyReLUParams(BaseModel):
@@ -75,8 +72,5 @@ class LeakyReLU(LayerNode[LeakyReLUParams]):
     def infer(self, params: LeakyReLUParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
         return inputs[0]
 
-    def build(self, params: LeakyReLUParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return nn.LeakyReLU(params.negative_slope)
-
-    def codegen(self, params: LeakyReLUParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return f"nn.LeakyReLU({params.negative_slope!r})"
+    def module(self, params: LeakyReLUParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return nn_call(nn.LeakyReLU, params.negative_slope)

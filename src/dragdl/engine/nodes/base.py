@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from torch import nn
 
 from dragdl.engine.data.base import DataContext, DatasetInfo, ImageSource
+from dragdl.engine.nodes.calls import Call
 from dragdl.engine.nodes.registry import NodeType, P, Port
 from dragdl.engine.tasks.base import TaskKind
 
@@ -66,19 +67,24 @@ class OpNode(NodeType[P]):
         return shape
 
     @abstractmethod
-    def build(self, params: P, shape: Shape) -> nn.Module:
-        """The torchvision v2 transform (or an nn.Module acting like one)."""
+    def transform(self, params: P, shape: Shape) -> Call:
+        """The transform's constructor call (torchvision v2, or an nn.Module acting like one):
+        `build` runs it, `codegen` prints it."""
 
-    @abstractmethod
+    def build(self, params: P, shape: Shape) -> nn.Module:
+        built: nn.Module = self.transform(params, shape).build()
+        return built
+
     def codegen(self, params: P, shape: Shape) -> str:
-        """A Python expression constructing the same transform, e.g. `v2.Resize((32, 32))`."""
+        """A Python expression constructing the same transform, e.g. `v2.Resize([32, 32])`."""
+        return self.transform(params, shape).code()
 
 
 class LayerNode(NodeType[P]):
-    """A network layer: tensor -> tensor. The first layer receives the image batch."""
+    """A network layer: tensor -> tensor. The first layer receives the image batch (or table rows)."""
 
     category: ClassVar = "layer"
-    inputs: ClassVar = (Port("in", ("images", "tensor"), label="input"),)
+    inputs: ClassVar = (Port("in", ("images", "table", "tensor"), label="input"),)
     outputs: ClassVar = (Port("out", ("tensor",), label="output"),)
 
     @abstractmethod
@@ -86,12 +92,24 @@ class LayerNode(NodeType[P]):
         """Output shape for the input shapes; raises NodeError naming the field and both shapes."""
 
     @abstractmethod
-    def build(self, params: P, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        """The torch module. Multi-input layers receive their inputs as positional arguments."""
+    def module(self, params: P, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        """The module's constructor call: `build` runs it, `codegen` prints it (one declaration).
+        Multi-input layers receive their inputs as positional arguments of `forward`."""
 
-    @abstractmethod
+    def build(self, params: P, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
+        built: nn.Module = self.module(params, inputs, ctx).build()
+        return built
+
     def codegen(self, params: P, inputs: list[Shape], ctx: ShapeContext) -> str:
-        """A Python expression constructing the same module, e.g. `nn.Conv2d(1, 16, 3)`."""
+        """A Python expression constructing the same module, e.g. `nn.Conv2d(1, 16, kernel_size=3)`."""
+        return self.module(params, inputs, ctx).code()
+
+    inline: ClassVar[bool] = False
+    """True when the script's forward() writes the layer as `forward_code(values)` (Add: `a + b`)
+    instead of calling a module attribute."""
+
+    def forward_code(self, values: list[str]) -> str:
+        raise NotImplementedError(f"{self.type} is not written inline")
 
 
 class TrainNode(NodeType[P]):
@@ -135,3 +153,8 @@ class ModelNode(NodeType[P]):
     def describe_input(self, params: P) -> dict[str, Any]:
         """What the backbone expects (input size, channels, normalization), shown by validation."""
         return {}
+
+    def cache_identity(self, params: P) -> dict[str, Any]:
+        """The params that change the backbone's features: part of the feature cache's key (the
+        head's params are not, so changing them reuses cached features)."""
+        return params.model_dump(mode="json")

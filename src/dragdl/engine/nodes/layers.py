@@ -13,6 +13,7 @@ from torch import nn
 
 from dragdl.engine.graph.errors import NodeError
 from dragdl.engine.nodes.base import EmptyParams, LayerNode, Shape, ShapeContext, format_shape
+from dragdl.engine.nodes.calls import Call, nn_call
 from dragdl.engine.nodes.registry import register
 
 _STRICT = ConfigDict(extra="forbid")
@@ -112,28 +113,17 @@ class Conv2d(LayerNode[Conv2dParams]):
         _check_spatial(self, inputs[0], out, "kernel_size")
         return (params.out_channels, *out)
 
-    def build(self, params: Conv2dParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
+    def module(self, params: Conv2dParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
         channels = _image(self, inputs[0], ctx)[0]
-        return nn.Conv2d(
-            channels,
-            params.out_channels,
-            params.kernel_size,
-            params.stride,
-            _conv_padding(params),
-            bias=params.bias,
-        )
-
-    def codegen(self, params: Conv2dParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        channels = _image(self, inputs[0], ctx)[0]
-        args = f"{channels}, {params.out_channels}, kernel_size={params.kernel_size}"
+        options: dict[str, Any] = {"kernel_size": params.kernel_size}
         if params.stride != 1:
-            args += f", stride={params.stride}"
+            options["stride"] = params.stride
         padding = _conv_padding(params)
         if padding != 0:
-            args += f", padding={padding!r}"
+            options["padding"] = padding
         if not params.bias:
-            args += ", bias=False"
-        return f"nn.Conv2d({args})"
+            options["bias"] = False
+        return nn_call(nn.Conv2d, channels, params.out_channels, **options)
 
 
 # --- pooling -----------------------------------------------------------------------------------
@@ -152,7 +142,7 @@ class PoolParams(BaseModel):
 
 class _Pool(LayerNode[PoolParams]):
     params_model = PoolParams
-    torch_name: ClassVar[str]
+    torch_module: ClassVar[type[nn.Module]]
 
     def infer(self, params: PoolParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
         channels, h, w = _image(self, inputs[0], ctx)
@@ -170,17 +160,13 @@ class _Pool(LayerNode[PoolParams]):
         _check_spatial(self, inputs[0], out, "kernel_size")
         return (channels, *out)
 
-    def build(self, params: PoolParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        module: type[nn.Module] = getattr(nn, self.torch_name)
-        return module(params.kernel_size, params.stride or params.kernel_size, params.padding)
-
-    def codegen(self, params: PoolParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        args = f"{params.kernel_size}"
-        if params.stride and params.stride != params.kernel_size:
-            args += f", stride={params.stride}"
+    def module(self, params: PoolParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        options: dict[str, Any] = {}
+        if params.stride and params.stride != params.kernel_size:  # torch's default stride is the kernel
+            options["stride"] = params.stride
         if params.padding:
-            args += f", padding={params.padding}"
-        return f"nn.{self.torch_name}({args})"
+            options["padding"] = params.padding
+        return nn_call(self.torch_module, params.kernel_size, **options)
 
 
 @register
@@ -188,7 +174,7 @@ class MaxPool2d(_Pool):
     type = "layer.MaxPool2d"
     title = "MaxPool2d"
     description = "Keeps the strongest response in each window, halving HxW with the default 2x2 window."
-    torch_name = "MaxPool2d"
+    torch_module = nn.MaxPool2d
 
 
 @register
@@ -196,7 +182,7 @@ class AvgPool2d(_Pool):
     type = "layer.AvgPool2d"
     title = "AvgPool2d"
     description = "Averages each window, shrinking HxW."
-    torch_name = "AvgPool2d"
+    torch_module = nn.AvgPool2d
 
 
 class AdaptivePoolParams(BaseModel):
@@ -217,11 +203,8 @@ class AdaptiveAvgPool2d(LayerNode[AdaptivePoolParams]):
         channels = _image(self, inputs[0], ctx)[0]
         return (channels, params.output_size, params.output_size)
 
-    def build(self, params: AdaptivePoolParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return nn.AdaptiveAvgPool2d(params.output_size)
-
-    def codegen(self, params: AdaptivePoolParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return f"nn.AdaptiveAvgPool2d({params.output_size})"
+    def module(self, params: AdaptivePoolParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return nn_call(nn.AdaptiveAvgPool2d, params.output_size)
 
 
 @register
@@ -234,11 +217,8 @@ class GlobalAvgPool(LayerNode[EmptyParams]):
     def infer(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
         return (_image(self, inputs[0], ctx)[0],)
 
-    def build(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten())
-
-    def codegen(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return "nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten())"
+    def module(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return nn_call(nn.Sequential, nn_call(nn.AdaptiveAvgPool2d, 1), nn_call(nn.Flatten))
 
 
 # --- normalisation, regularisation, reshaping --------------------------------------------------
@@ -255,11 +235,8 @@ class BatchNorm2d(LayerNode[EmptyParams]):
         _image(self, inputs[0], ctx)
         return inputs[0]
 
-    def build(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return nn.BatchNorm2d(_image(self, inputs[0], ctx)[0])
-
-    def codegen(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return f"nn.BatchNorm2d({_image(self, inputs[0], ctx)[0]})"
+    def module(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return nn_call(nn.BatchNorm2d, _image(self, inputs[0], ctx)[0])
 
 
 class DropoutParams(BaseModel):
@@ -283,11 +260,8 @@ class Dropout(LayerNode[DropoutParams]):
     def infer(self, params: DropoutParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
         return inputs[0]
 
-    def build(self, params: DropoutParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return nn.Dropout(params.p)
-
-    def codegen(self, params: DropoutParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return f"nn.Dropout({params.p!r})"
+    def module(self, params: DropoutParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return nn_call(nn.Dropout, params.p)
 
 
 @register
@@ -312,11 +286,8 @@ class Flatten(LayerNode[EmptyParams]):
             size *= dim
         return (size,)
 
-    def build(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return nn.Flatten()
-
-    def codegen(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return "nn.Flatten()"
+    def module(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return nn_call(nn.Flatten)
 
 
 class LinearParams(BaseModel):
@@ -369,12 +340,9 @@ class Linear(LayerNode[LinearParams]):
         _features(self, inputs[0], ctx)
         return (self._out(params, ctx),)
 
-    def build(self, params: LinearParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return nn.Linear(_features(self, inputs[0], ctx), self._out(params, ctx), bias=params.bias)
-
-    def codegen(self, params: LinearParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        bias = "" if params.bias else ", bias=False"
-        return f"nn.Linear({_features(self, inputs[0], ctx)}, {self._out(params, ctx)}{bias})"
+    def module(self, params: LinearParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        options = {} if params.bias else {"bias": False}
+        return nn_call(nn.Linear, _features(self, inputs[0], ctx), self._out(params, ctx), **options)
 
 
 class BatchNorm1dParams(EmptyParams):
@@ -392,8 +360,5 @@ class BatchNorm1d(LayerNode[BatchNorm1dParams]):
         _features(self, inputs[0], ctx)
         return inputs[0]
 
-    def build(self, params: BatchNorm1dParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return nn.BatchNorm1d(_features(self, inputs[0], ctx))
-
-    def codegen(self, params: BatchNorm1dParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return f"nn.BatchNorm1d({_features(self, inputs[0], ctx)})"
+    def module(self, params: BatchNorm1dParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return nn_call(nn.BatchNorm1d, _features(self, inputs[0], ctx))

@@ -7,6 +7,7 @@ from torch import nn
 
 from dragdl.engine.graph.errors import NodeError
 from dragdl.engine.nodes.base import EmptyParams, LayerNode, Shape, ShapeContext, format_shape
+from dragdl.engine.nodes.calls import Call
 from dragdl.engine.nodes.registry import Port, register
 
 
@@ -68,11 +69,13 @@ class Add(LayerNode[EmptyParams]):
             next((shape[i] for shape in inputs if shape[i] is not None), None) for i in range(len(first))
         )
 
-    def build(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return AddModule()
+    def module(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return Call(AddModule, "AddModule")
 
-    def codegen(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return "Add()"
+    inline = True
+
+    def forward_code(self, values: list[str]) -> str:
+        return " + ".join(values)
 
 
 @register
@@ -105,8 +108,10 @@ class Concat(LayerNode[EmptyParams]):
         total = None if any(c is None for c in channels) else sum(c for c in channels if c is not None)
         return (total, *first[1:])
 
-    def build(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> nn.Module:
-        return ConcatModule()
+    def module(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Call:
+        return Call(ConcatModule, "ConcatModule")
 
-    def codegen(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> str:
-        return "Concat()"
+    inline = True
+
+    def forward_code(self, values: list[str]) -> str:
+        return f"torch.cat([{', '.join(values)}], dim=1)"

@@ -142,6 +142,7 @@ class Lite0Params(TransferParams):
 
 
 TP = TypeVar("TP", bound=TransferParams)
+_FEATURE_PARAMS = {"pretrained", "weights_path", "resize_input"}
 
 
 class _TransferNode(ModelNode[TP]):
@@ -153,6 +154,10 @@ class _TransferNode(ModelNode[TP]):
 
     def info(self, params: TP) -> BackboneInfo:
         return backbone_info(*self.backbone(params))
+
+    def cache_identity(self, params: TP) -> dict[str, Any]:
+        # The backbone, its weights and the input resize change the features; the head does not.
+        return {"backbone": self.backbone(params), **params.model_dump(mode="json", include=_FEATURE_PARAMS)}
 
     @abstractmethod
     def features_code(self, params: TP) -> str:

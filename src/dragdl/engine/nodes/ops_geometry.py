@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from torch import nn
 from torchvision.transforms import v2
 
 from dragdl.engine.graph.errors import NodeError
 from dragdl.engine.nodes.base import OpNode, Shape, format_shape
+from dragdl.engine.nodes.calls import Call, Code, v2_call
 from dragdl.engine.nodes.registry import register
 
 _STRICT = ConfigDict(extra="forbid")
@@ -68,12 +68,9 @@ class Resize(OpNode[ResizeParams]):
     def infer(self, params: ResizeParams, shape: Shape) -> Shape:
         return _with_size(shape, params.size)
 
-    def build(self, params: ResizeParams, shape: Shape) -> nn.Module:
-        return v2.Resize(params.size, interpolation=_MODES[params.interpolation], antialias=True)
-
-    def codegen(self, params: ResizeParams, shape: Shape) -> str:
-        mode = params.interpolation.upper()
-        return f"v2.Resize({params.size}, interpolation=v2.InterpolationMode.{mode}, antialias=True)"
+    def transform(self, params: ResizeParams, shape: Shape) -> Call:
+        mode = Code(_MODES[params.interpolation], f"v2.InterpolationMode.{params.interpolation.upper()}")
+        return v2_call(v2.Resize, params.size, interpolation=mode, antialias=True)
 
 
 @register
@@ -87,11 +84,8 @@ class CenterCrop(OpNode[SizeParams]):
         _check_fits(self.title, shape, params.size)
         return _with_size(shape, params.size)
 
-    def build(self, params: SizeParams, shape: Shape) -> nn.Module:
-        return v2.CenterCrop(params.size)
-
-    def codegen(self, params: SizeParams, shape: Shape) -> str:
-        return f"v2.CenterCrop({params.size})"
+    def transform(self, params: SizeParams, shape: Shape) -> Call:
+        return v2_call(v2.CenterCrop, params.size)
 
 
 class RandomCropParams(SizeParams):
@@ -116,12 +110,9 @@ class RandomCrop(OpNode[RandomCropParams]):
         _check_fits(self.title, padded, params.size)
         return _with_size(shape, params.size)
 
-    def build(self, params: RandomCropParams, shape: Shape) -> nn.Module:
-        return v2.RandomCrop(params.size, padding=params.padding or None)
-
-    def codegen(self, params: RandomCropParams, shape: Shape) -> str:
-        padding = f", padding={params.padding}" if params.padding else ""
-        return f"v2.RandomCrop({params.size}{padding})"
+    def transform(self, params: RandomCropParams, shape: Shape) -> Call:
+        options = {"padding": params.padding} if params.padding else {}
+        return v2_call(v2.RandomCrop, params.size, **options)
 
 
 class RandomResizedCropParams(SizeParams):
@@ -154,12 +145,9 @@ class RandomResizedCrop(OpNode[RandomResizedCropParams]):
     def infer(self, params: RandomResizedCropParams, shape: Shape) -> Shape:
         return _with_size(shape, params.size)
 
-    def build(self, params: RandomResizedCropParams, shape: Shape) -> nn.Module:
-        return v2.RandomResizedCrop(params.size, scale=(params.scale_min, params.scale_max), antialias=True)
-
-    def codegen(self, params: RandomResizedCropParams, shape: Shape) -> str:
+    def transform(self, params: RandomResizedCropParams, shape: Shape) -> Call:
         scale = (params.scale_min, params.scale_max)
-        return f"v2.RandomResizedCrop({params.size}, scale={scale}, antialias=True)"
+        return v2_call(v2.RandomResizedCrop, params.size, scale=scale, antialias=True)
 
 
 class FlipParams(BaseModel):
@@ -177,11 +165,8 @@ class RandomHorizontalFlip(OpNode[FlipParams]):
     params_model = FlipParams
     random = True
 
-    def build(self, params: FlipParams, shape: Shape) -> nn.Module:
-        return v2.RandomHorizontalFlip(params.p)
-
-    def codegen(self, params: FlipParams, shape: Shape) -> str:
-        return f"v2.RandomHorizontalFlip({params.p!r})"
+    def transform(self, params: FlipParams, shape: Shape) -> Call:
+        return v2_call(v2.RandomHorizontalFlip, params.p)
 
 
 @register
@@ -192,11 +177,8 @@ class RandomVerticalFlip(OpNode[FlipParams]):
     params_model = FlipParams
     random = True
 
-    def build(self, params: FlipParams, shape: Shape) -> nn.Module:
-        return v2.RandomVerticalFlip(params.p)
-
-    def codegen(self, params: FlipParams, shape: Shape) -> str:
-        return f"v2.RandomVerticalFlip({params.p!r})"
+    def transform(self, params: FlipParams, shape: Shape) -> Call:
+        return v2_call(v2.RandomVerticalFlip, params.p)
 
 
 class RotationParams(BaseModel):
@@ -218,11 +200,8 @@ class RandomRotation(OpNode[RotationParams]):
     params_model = RotationParams
     random = True
 
-    def build(self, params: RotationParams, shape: Shape) -> nn.Module:
-        return v2.RandomRotation(params.degrees)
-
-    def codegen(self, params: RotationParams, shape: Shape) -> str:
-        return f"v2.RandomRotation({params.degrees!r})"
+    def transform(self, params: RotationParams, shape: Shape) -> Call:
+        return v2_call(v2.RandomRotation, params.degrees)
 
 
 class AffineParams(BaseModel):
@@ -266,17 +245,7 @@ class RandomAffine(OpNode[AffineParams]):
     params_model = AffineParams
     random = True
 
-    def build(self, params: AffineParams, shape: Shape) -> nn.Module:
-        return v2.RandomAffine(
-            params.degrees,
-            translate=(params.translate, params.translate),
-            scale=(params.scale_min, params.scale_max),
-            shear=params.shear or None,
-        )
-
-    def codegen(self, params: AffineParams, shape: Shape) -> str:
-        shear = f", shear={params.shear!r}" if params.shear else ""
-        return (
-            f"v2.RandomAffine({params.degrees!r}, translate={(params.translate, params.translate)}, "
-            f"scale={(params.scale_min, params.scale_max)}{shear})"
-        )
+    def transform(self, params: AffineParams, shape: Shape) -> Call:
+        options = {"shear": params.shear} if params.shear else {}
+        translate, scale = (params.translate, params.translate), (params.scale_min, params.scale_max)
+        return v2_call(v2.RandomAffine, params.degrees, translate=translate, scale=scale, **options)

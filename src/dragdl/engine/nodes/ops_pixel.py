@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from functools import partial
+from typing import Any, Literal
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 from torch import nn
 from torchvision.transforms import v2
 
+from dragdl.engine.data.stages import FittedTransform
 from dragdl.engine.graph.errors import NodeError
 from dragdl.engine.graph.expr import ExprError, Expression, parse_expression
 from dragdl.engine.nodes.base import OpNode, Shape
+from dragdl.engine.nodes.calls import Call, Code, v2_call
 from dragdl.engine.nodes.registry import register
 
 _STRICT = ConfigDict(extra="forbid")
@@ -19,7 +22,7 @@ IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
-class FittedNormalize(nn.Module):
+class FittedNormalize(FittedTransform):
     """Normalize with per-channel mean and std measured on the training images.
 
     The data pipeline calls `fit()` once with the training split (after the preceding deterministic
@@ -33,7 +36,6 @@ class FittedNormalize(nn.Module):
         super().__init__()
         self.register_buffer("mean", torch.zeros(channels, 1, 1))
         self.register_buffer("std", torch.ones(channels, 1, 1))
-        self.fitted = False
 
     def fit(self, images: torch.Tensor) -> None:
         images = images.float()
@@ -41,13 +43,31 @@ class FittedNormalize(nn.Module):
         self.std.copy_(images.std(dim=(0, 2, 3)).clamp_min(1e-6).view(-1, 1, 1))
         self.fitted = True
 
-    def stats(self) -> dict[str, list[float]]:
+    def state(self) -> dict[str, Any]:
         return {"mean": self.mean.flatten().tolist(), "std": self.std.flatten().tolist()}
+
+    def load(self, state: dict[str, Any]) -> None:
+        for name, buffer in (("mean", self.mean), ("std", self.std)):
+            if name not in state:
+                raise ValueError(f"the fitted statistics lack {name!r}")
+            try:
+                buffer.copy_(torch.as_tensor(state[name], dtype=buffer.dtype).view_as(buffer))
+            except (RuntimeError, TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"the fitted {name} does not fit the {buffer.numel()} channels ({exc})"
+                ) from None
+        self.fitted = True
 
     def forward(self, image: torch.Tensor) -> torch.Tensor:
         if not self.fitted:
             raise RuntimeError("Normalize (preset 'dataset') was used before its statistics were computed")
         return (image - self.mean) / self.std
+
+
+def _fitted_normalize(channels: int, mean: Any, std: Any) -> FittedNormalize:
+    # Built as Normalize(mean=DATASET_MEAN, std=DATASET_STD) is written in the script: the
+    # statistics come from fitting on the training images, not from the arguments.
+    return FittedNormalize(channels)
 
 
 class NormalizeParams(BaseModel):
@@ -112,18 +132,15 @@ class Normalize(OpNode[NormalizeParams]):
             _normalize_stats(params, shape[0])
         return shape
 
-    def build(self, params: NormalizeParams, shape: Shape) -> nn.Module:
+    def transform(self, params: NormalizeParams, shape: Shape) -> Call:
         channels = shape[0] or 3
         stats = _normalize_stats(params, channels)
-        if stats is None:
-            return FittedNormalize(channels)
-        return v2.Normalize(mean=stats[0], std=stats[1])
-
-    def codegen(self, params: NormalizeParams, shape: Shape) -> str:
-        stats = _normalize_stats(params, shape[0] or 3)
-        if stats is None:
-            return "v2.Normalize(mean=DATASET_MEAN, std=DATASET_STD)"
-        return f"v2.Normalize(mean={stats[0]}, std={stats[1]})"
+        if stats is None:  # the dataset's own statistics, fitted on the training images
+            mean, std = Code(None, "DATASET_MEAN"), Code(None, "DATASET_STD")
+            return Call(
+                partial(_fitted_normalize, channels), "v2.Normalize", kwargs={"mean": mean, "std": std}
+            )
+        return Call(v2.Normalize, "v2.Normalize", kwargs={"mean": stats[0], "std": stats[1]})
 
 
 class ColorJitterParams(BaseModel):
@@ -148,12 +165,9 @@ class ColorJitter(OpNode[ColorJitterParams]):
     params_model = ColorJitterParams
     random = True
 
-    def build(self, params: ColorJitterParams, shape: Shape) -> nn.Module:
-        return v2.ColorJitter(params.brightness, params.contrast, params.saturation, params.hue)
-
-    def codegen(self, params: ColorJitterParams, shape: Shape) -> str:
+    def transform(self, params: ColorJitterParams, shape: Shape) -> Call:
         p = params
-        return f"v2.ColorJitter({p.brightness!r}, {p.contrast!r}, {p.saturation!r}, {p.hue!r})"
+        return v2_call(v2.ColorJitter, p.brightness, p.contrast, p.saturation, p.hue)
 
 
 class GrayscaleParams(BaseModel):
@@ -173,11 +187,8 @@ class Grayscale(OpNode[GrayscaleParams]):
     def infer(self, params: GrayscaleParams, shape: Shape) -> Shape:
         return (params.channels, *shape[1:])
 
-    def build(self, params: GrayscaleParams, shape: Shape) -> nn.Module:
-        return v2.Grayscale(params.channels)
-
-    def codegen(self, params: GrayscaleParams, shape: Shape) -> str:
-        return f"v2.Grayscale({params.channels})"
+    def transform(self, params: GrayscaleParams, shape: Shape) -> Call:
+        return v2_call(v2.Grayscale, params.channels)
 
 
 class BlurParams(BaseModel):
@@ -202,11 +213,8 @@ class GaussianBlur(OpNode[BlurParams]):
             )
         return shape
 
-    def build(self, params: BlurParams, shape: Shape) -> nn.Module:
-        return v2.GaussianBlur(params.kernel_size, sigma=(params.sigma, params.sigma))
-
-    def codegen(self, params: BlurParams, shape: Shape) -> str:
-        return f"v2.GaussianBlur({params.kernel_size}, sigma={(params.sigma, params.sigma)})"
+    def transform(self, params: BlurParams, shape: Shape) -> Call:
+        return v2_call(v2.GaussianBlur, params.kernel_size, sigma=(params.sigma, params.sigma))
 
 
 class ErasingParams(BaseModel):
@@ -235,11 +243,8 @@ class RandomErasing(OpNode[ErasingParams]):
     random = True
     needs_float = True
 
-    def build(self, params: ErasingParams, shape: Shape) -> nn.Module:
-        return v2.RandomErasing(params.p, scale=(params.scale_min, params.scale_max))
-
-    def codegen(self, params: ErasingParams, shape: Shape) -> str:
-        return f"v2.RandomErasing({params.p!r}, scale={(params.scale_min, params.scale_max)})"
+    def transform(self, params: ErasingParams, shape: Shape) -> Call:
+        return v2_call(v2.RandomErasing, params.p, scale=(params.scale_min, params.scale_max))
 
 
 class LambdaParams(BaseModel):
@@ -285,8 +290,8 @@ class Lambda(OpNode[LambdaParams]):
         _parse(params, shape)
         return shape
 
-    def build(self, params: LambdaParams, shape: Shape) -> nn.Module:
-        return ExpressionTransform(_parse(params))
-
-    def codegen(self, params: LambdaParams, shape: Shape) -> str:
-        return f"v2.Lambda(lambda x: {_parse(params).to_code('x')})"
+    def transform(self, params: LambdaParams, shape: Shape) -> Call:
+        # DragDL runs the formula with its own interpreter; the script, being the user's own code,
+        # writes it as a Python lambda.
+        expr = _parse(params)
+        return Call(ExpressionTransform, "v2.Lambda", (Code(expr, f"lambda x: {expr.to_code('x')}"),))
