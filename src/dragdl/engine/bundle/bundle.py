@@ -18,11 +18,10 @@ from dragdl.engine.bundle.spec import BUNDLE_FORMAT, BUNDLE_VERSION, MANIFEST_NA
 from dragdl.engine.bundle.writer import file_sha256
 from dragdl.engine.compile.plan import compile_network
 from dragdl.engine.data.base import DatasetInfo
-from dragdl.engine.data.stages import Fittable, OpStage, apply_stages, to_float
+from dragdl.engine.data.stages import FittedTransform, OpStage, apply_stages, to_float
 from dragdl.engine.graph.errors import GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.nodes.base import ModelNode, OpNode
-from dragdl.engine.nodes.ops_pixel import FittedNormalize
 from dragdl.engine.nodes.registry import get_node_type
 
 
@@ -293,28 +292,16 @@ def _build_stage(entry: EvalTransform, file: Path) -> OpStage:
         transform = kind.build(params, tuple(entry.in_shape))
     except NodeError as exc:
         raise BundleError(f"{where}: {exc.message}") from None
-    if entry.fitted:
-        _restore_fitted(transform, entry.fitted, where)
-    elif isinstance(transform, Fittable):
-        raise BundleError(f"{where}: the statistics it learned in training are missing (fitted)")
-    return OpStage(node_id=entry.node_id, transform=transform, random=False, needs_float=kind.needs_float)
-
-
-def _restore_fitted(transform: nn.Module, stats: dict[str, Any], where: str) -> None:
-    """Put the statistics learned in training back into a fittable transform."""
-    if not isinstance(transform, FittedNormalize):
+    if isinstance(transform, FittedTransform):
+        if not entry.fitted:
+            raise BundleError(f"{where}: the statistics it learned in training are missing (fitted)")
+        try:
+            transform.load(entry.fitted)
+        except ValueError as exc:
+            raise BundleError(f"{where}: {exc}") from None
+    elif entry.fitted:
         raise BundleError(f"{where}: {type(transform).__name__} cannot take fitted statistics")
-    try:
-        for name in ("mean", "std"):
-            buffer = transform.mean if name == "mean" else transform.std
-            buffer.copy_(torch.as_tensor(stats[name], dtype=buffer.dtype).view_as(buffer))
-    except KeyError as exc:
-        raise BundleError(f"{where}: fitted statistics lack {exc}") from None
-    except (RuntimeError, TypeError, ValueError) as exc:
-        raise BundleError(
-            f"{where}: fitted statistics do not fit the {transform.mean.numel()} channels ({exc})"
-        ) from None
-    transform.fitted = True
+    return OpStage(node_id=entry.node_id, transform=transform, random=False, needs_float=kind.needs_float)
 
 
 __all__ = [

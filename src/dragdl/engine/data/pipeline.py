@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 from torch.utils.data import DataLoader
 
 from dragdl.engine.data.base import ImageSource
@@ -28,7 +28,7 @@ from dragdl.engine.data.batches import (
     worker_init,
 )
 from dragdl.engine.data.splits import Splits
-from dragdl.engine.data.stages import Fittable, OpStage, apply_stages, derive_seed, to_float
+from dragdl.engine.data.stages import FittedTransform, OpStage, apply_stages, derive_seed, to_float
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class Pipeline:
     stages: tuple[OpStage, ...]
     input_shape: tuple[int, ...]
     fitted: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Per node id, what a Fittable learned (for example {"mean": [...], "std": [...]})."""
+    """Per node id, what a FittedTransform learned (for example {"mean": [...], "std": [...]})."""
 
     @property
     def eval_stages(self) -> tuple[OpStage, ...]:
@@ -65,22 +65,6 @@ class Pipeline:
         for src in (self.train, self.val, self.test):
             if src is not None:
                 src.close()
-
-
-def _fitted_state(transform: nn.Module) -> dict[str, Any]:
-    """What a fitted transform learned, as plain JSON (for the model bundle and the code generator).
-
-    A transform may say so itself through a `stats()` method; otherwise its mean/std are read.
-    """
-    getter = getattr(transform, "stats", None)
-    if callable(getter):
-        return dict(getter())
-    state: dict[str, Any] = {}
-    for name in ("mean", "std"):
-        value = getattr(transform, name, None)
-        if value is not None:
-            state[name] = torch.as_tensor(value).flatten().tolist()
-    return state
 
 
 class _Precompute:
@@ -190,7 +174,7 @@ def _fit_stages(
 ) -> dict[str, dict[str, Any]]:
     fitted: dict[str, dict[str, Any]] = {}
     for i, stage in enumerate(stages):
-        if not isinstance(stage.transform, Fittable):
+        if not isinstance(stage.transform, FittedTransform):
             continue
         preceding = tuple(s for s in stages[:i] if not s.random)
         train = splits.train
@@ -203,7 +187,7 @@ def _fit_stages(
         if images is None:
             raise ValueError(f"cannot fit {stage.node_id}: the images reaching it differ in size")
         stage.transform.fit(images)
-        fitted[stage.node_id] = _fitted_state(stage.transform)
+        fitted[stage.node_id] = stage.transform.state()
         log.debug("fitted %s on %d images", stage.node_id, len(images))
     return fitted
 
@@ -323,7 +307,7 @@ def _gpu_budget(device: torch.device) -> int:
 
 __all__ = [
     "BatchSource",
-    "Fittable",
+    "FittedTransform",
     "LoaderBatches",
     "OpStage",
     "Pipeline",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 import torch
@@ -57,12 +58,26 @@ def _from_text(text: str) -> tuple[str | None, str]:
     return None, text
 
 
-@runtime_checkable
-class Fittable(Protocol):
-    """A transform whose parameters come from the training data (Normalize with preset "dataset")."""
+class FittedTransform(nn.Module, ABC):
+    """A transform whose parameters come from the training data (Normalize with preset "dataset").
 
+    The one way the engine recognises such a transform: the pipeline calls `fit` on the training
+    split, `state()` goes into model.json as plain JSON, and a bundle puts it back with `load`.
+    """
+
+    fitted: bool = False
+
+    @abstractmethod
     def fit(self, images: Tensor) -> None:
         """Learn from float (N, C, H, W) training images that passed the preceding deterministic stages."""
+
+    @abstractmethod
+    def state(self) -> dict[str, Any]:
+        """What was learned, as JSON values."""
+
+    @abstractmethod
+    def load(self, state: dict[str, Any]) -> None:
+        """Take a `state()` back; raises ValueError naming what does not fit."""
 
 
 def derive_seed(*parts: int) -> int:

@@ -48,6 +48,7 @@ from dragdl.engine.data.pipeline import (
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.models.head import TransferModel
 from dragdl.engine.models.weights import save_atomic
+from dragdl.engine.nodes.base import ModelNode
 from dragdl.engine.train.device import resolve_device
 from dragdl.engine.train.events import LogEvent
 from dragdl.engine.train.reporter import Reporter
@@ -56,8 +57,6 @@ log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 1
 """Bumped when what a cache file holds changes, so older files are not reused."""
-_BACKBONE_PARAMS = ("backbone", "model_name", "pretrained", "weights_path", "resize_input")
-"""Model node params that change the features (the head's params do not)."""
 
 
 @dataclass(frozen=True)
@@ -225,15 +224,16 @@ def cache_key(plan: Plan, frozen: FrozenBackbone, fitted: dict[str, dict[str, An
         }
         for stage in plan.stages
     ]
-    node = _node_identity(plan, frozen.node_id)
+    info = plan.analysis.structure.nodes[frozen.node_id]
+    assert isinstance(info.kind, ModelNode) and info.params is not None
     weights = hashlib.sha256()
     frozen_part = nn.ModuleDict({"adapter": frozen.model.adapter, "features": frozen.model.features})
     for name, tensor in frozen_part.state_dict().items():
         weights.update(name.encode())
         weights.update(_tensor_bytes(tensor))
     backbone = {
-        "type": node["type"],
-        "params": {k: v for k, v in node["params"].items() if k in _BACKBONE_PARAMS},
+        "type": info.node.type,
+        "params": info.kind.cache_identity(info.params),
         "adapter": frozen.model.adapter.extra_repr(),
         "weights": weights.hexdigest(),
     }
