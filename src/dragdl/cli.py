@@ -112,7 +112,7 @@ def run(
 ) -> None:
     """Train a graph with progress bars; writes checkpoints, report.json and log.txt to --out."""
     from dragdl.cli_progress import RichReporter, RunFiles
-    from dragdl.engine.compile.module import LayerRuntimeError
+    from dragdl.engine.errors import EngineError
     from dragdl.engine.graph.errors import GraphInvalid
     from dragdl.engine.run import read_report, run_graph
     from dragdl.engine.train.events import ErrorEvent, LogEvent
@@ -139,11 +139,12 @@ def run(
         progress.close()
         _print_errors(exc.errors, raw)
         raise typer.Exit(1) from None
-    except LayerRuntimeError as exc:
+    except EngineError as exc:  # a layer, the data or the run failed: said once, with its node
         progress.close()
         if not files.error_logged:  # failures inside training are in log.txt already, from the trainer
-            files.emit(ErrorEvent("layer_failed", exc.message, exc.node_id))
-        err_console.print(f"[red]training failed at node {exc.node_id}:[/] {exc.message}")
+            files.emit(ErrorEvent(exc.code, exc.message, exc.node_id))
+        where = f" at node {exc.node_id}" if exc.node_id else ""
+        err_console.print(f"[red]training failed{where}:[/] {exc.message}")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         progress.close()

@@ -298,11 +298,10 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def describe_error(exc: BaseException, graph: dict[str, Any]) -> dict[str, Any]:
     """`{code, message, node_id}` for a failed run; the message names the node when one is known."""
-    from dragdl.engine.compile.module import LayerRuntimeError
     from dragdl.engine.data.base import DatasetError
-    from dragdl.engine.graph.errors import GraphInvalid, NodeError
+    from dragdl.engine.errors import EngineError
+    from dragdl.engine.graph.errors import GraphInvalid
     from dragdl.engine.graph.expr import ExprError
-    from dragdl.engine.train.device import TrainError
 
     code, node_id = "train_failed", None
     message = _clean(str(exc)) or type(exc).__name__
@@ -310,17 +309,12 @@ def describe_error(exc: BaseException, graph: dict[str, Any]) -> dict[str, Any]:
         code = "graph_invalid"
         node_id = next((e.node_id for e in exc.errors if e.node_id), None)
         message = "; ".join(e.describe() for e in exc.errors)
-    elif isinstance(exc, LayerRuntimeError):
-        code, node_id, message = "layer_failed", exc.node_id, _clean(exc.message)
-    elif isinstance(exc, TrainError):
-        code, node_id, message = exc.code, exc.node_id, exc.message
-    elif isinstance(exc, DatasetError):
-        # The graph has one dataset node: the error is about it.
-        code, node_id = exc.code, _first_node(graph, "dataset.")
+    elif isinstance(exc, EngineError):  # every other engine error carries its code and node
+        code, node_id, message = exc.code, exc.node_id, _clean(exc.message)
+        if node_id is None and isinstance(exc, DatasetError):
+            node_id = _first_node(graph, "dataset.")  # the graph has one dataset node
     elif isinstance(exc, ExprError):
         code, node_id = "expression_failed", _first_node(graph, "op.Lambda")
-    elif isinstance(exc, NodeError):
-        code, message = exc.code, exc.message
     elif isinstance(exc, TaskFolderDeleted):
         code = "folder_deleted"
     else:

@@ -11,14 +11,17 @@ import torch
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 
+from dragdl.engine.errors import EngineError
 
-class LayerRuntimeError(RuntimeError):
+
+class LayerRuntimeError(EngineError):
     """A layer failed on real data; carries the node id so the error can be shown on the canvas."""
 
+    node_id: str
+
     def __init__(self, node_id: str, message: str) -> None:
-        super().__init__(f"node {node_id}: {message}")
-        self.node_id = node_id
-        self.message = message
+        super().__init__("layer_failed", message, node_id)
+        self.args = (f"node {node_id}: {message}",)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from torch import Tensor, nn
 from dragdl.engine.compile.module import watch_non_finite
 from dragdl.engine.data.pipeline import Pipeline, derive_seed
 from dragdl.engine.data.stages import NonFiniteError
+from dragdl.engine.errors import EngineError
 from dragdl.engine.tasks.base import TaskKind
 from dragdl.engine.tasks.classification import Classification
 from dragdl.engine.train.checkpoint import (
@@ -112,6 +113,9 @@ def train(
     except NonFiniteError as e:  # a data operator, on a batch prepared during training
         _fail(reporter, e.code, e.message, e.node_id)
         raise TrainError(e.code, e.message, e.node_id) from e
+    except EngineError as e:  # a layer or the data failed on real samples: its code and node
+        _fail(reporter, e.code, e.message, e.node_id)
+        raise
     except torch.OutOfMemoryError as e:
         message = f"out of memory ({e}); lower batch_size ({config.batch_size}) or the image size"
         _fail(reporter, "out_of_memory", message, None)
