@@ -120,7 +120,8 @@ def _export_onnx(bundle: Bundle, example: Tensor, opset: int, exporter: str) -> 
             ) from None
         if diff > MAX_ABS_DIFF:
             raise ExportError(
-                f"{bundle.path / ONNX_NAME}: ONNX outputs differ from PyTorch by {diff:.3g} (> {MAX_ABS_DIFF})"
+                f"{bundle.path / ONNX_NAME}: ONNX outputs differ from PyTorch "
+                f"by {diff:.3g} (> {MAX_ABS_DIFF})"
             )
         for item in scratch.iterdir():
             os.replace(item, bundle.path / item.name)

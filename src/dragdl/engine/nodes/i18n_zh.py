@@ -471,7 +471,6 @@ ZH: dict[str, str] = {
     "What replaces a missing value, measured on the training rows: the mean or median (number columns), or the most frequent value (any column).": (
         "替换缺失值的值，在训练行上测得：均值或中位数（数值列），或最常见的值（任意列）。"
     ),
-    "Mean": "均值",
     "Median": "中位数",
     "Most frequent": "最常见的值",
     "Columns": "列",
