@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from dragdl.engine.graph.errors import GraphError
 
@@ -34,11 +34,23 @@ class CatalogEntry(BaseModel):
     params_schema: dict[str, Any] = Field(description="JSON Schema of the params (with x-* form hints).")
 
 
-class ColumnSummary(BaseModel):
+ColumnKind = Literal["number", "category"]
+
+
+class ColumnInfo(BaseModel):
+    """One column of a table as the user sees it: its kind, how many values are missing, its categories."""
+
+    # Unknown keys are ignored: a bundle written by a newer DragDL stays readable.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
     name: str
-    kind: Literal["number", "category"]
-    missing: int
-    categories: list[str] = Field(default_factory=list)
+    kind: ColumnKind
+    missing: int = 0
+    categories: tuple[str, ...] = ()
+    """Sorted; only for "category" columns."""
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
 
 
 class DatasetSummary(BaseModel):
@@ -46,7 +58,9 @@ class DatasetSummary(BaseModel):
     count: int
     channels: int
     size: str | None = Field(description="HxW when all images share it.")
-    columns: list[ColumnSummary] | None = Field(None, description="A table's feature columns.")
+    columns: list[ColumnInfo] | None = Field(
+        None, description="A table's feature columns (kind, missing values, categories); null for images."
+    )
     target: str | None = Field(None, description="A table's target column.")
 
 

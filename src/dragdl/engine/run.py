@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from dragdl.engine.bundle.writer import write_bundle
 from dragdl.engine.compile.plan import Plan, compile_graph
@@ -17,6 +21,8 @@ from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.pipeline import Pipeline, build_pipeline
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.stages import NonFiniteError
+from dragdl.engine.data.table_pipeline import build_table_pipeline
+from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.train.device import TrainError, resolve_device
 from dragdl.engine.train.feature_cache import feature_pipeline, frozen_backbone
@@ -33,8 +39,24 @@ def split(plan: Plan) -> Splits:
 
 
 def prepare(plan: Plan) -> Pipeline:
-    """Split the dataset and set up batching for the plan's train config."""
+    """Split the dataset and set up batching for the plan's train config.
+
+    The one place where tables and images part: a table's operators were fitted when the plan was
+    compiled, and its rows become one (N, F) tensor; images go through the operator stages.
+    """
     config = plan.config
+    if isinstance(plan.source, TableSource):
+        assert plan.fitted is not None
+        return build_table_pipeline(
+            plan.source,
+            split(plan),
+            plan.table_steps,
+            plan.fitted,
+            plan.targets,
+            config.batch_size,
+            config.seed,
+            resolve_device(config.device),
+        )
     return build_pipeline(
         plan.source,
         split(plan),
@@ -82,23 +104,38 @@ def run_graph(
     except NonFiniteError as exc:  # found while preparing the data: fails the run like one in training
         raise TrainError(exc.code, exc.message, exc.node_id) from exc
     try:
-        result = train(
-            model,
-            pipeline,
-            plan.config,
-            plan.classes,
-            out_dir,
-            reporter,
-            resume=resume,
-            stop=stop,
-            network=plan.model,
-            task=plan.task,
-        )
+        with _cpu_threads(pipeline.cpu_threads):
+            result = train(
+                model,
+                pipeline,
+                plan.config,
+                plan.classes,
+                out_dir,
+                reporter,
+                resume=resume,
+                stop=stop,
+                network=plan.model,
+                task=plan.task,
+            )
     finally:
         pipeline.close()
     if result.status == "succeeded":
         write_bundle(out_dir, graph, plan, pipeline.fitted, read_report(result))
     return result
+
+
+@contextmanager
+def _cpu_threads(count: int | None) -> Iterator[None]:
+    """PyTorch's intra-op threads set to `count` for the training, then put back."""
+    if count is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def read_report(result: TrainResult) -> dict[str, Any]:

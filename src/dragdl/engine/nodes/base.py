@@ -81,7 +81,8 @@ class OpNode(NodeType[P]):
 
 
 class LayerNode(NodeType[P]):
-    """A network layer: tensor -> tensor. The first layer receives the image batch (or table rows)."""
+    """A network layer: tensor -> tensor. The first layer receives the image batch (or the table's
+    (N, F) features)."""
 
     category: ClassVar = "layer"
     inputs: ClassVar = (Port("in", ("images", "table", "tensor"), label="input"),)
