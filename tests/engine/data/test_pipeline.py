@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -17,7 +19,7 @@ from dragdl.engine.data.pipeline import (
     build_pipeline,
 )
 from dragdl.engine.data.splits import Splits, split_indices
-from dragdl.engine.data.stages import NonFiniteError
+from dragdl.engine.data.stages import FittedTransform, NonFiniteError
 
 CPU = torch.device("cpu")
 
@@ -57,7 +59,7 @@ class Mark(nn.Module):
         return x
 
 
-class MeanStd(nn.Module):
+class MeanStd(FittedTransform):
     """A fittable normalize, as the Normalize op with preset "dataset" builds."""
 
     def __init__(self) -> None:
@@ -70,6 +72,13 @@ class MeanStd(nn.Module):
         self.seen = images
         self.mean = images.mean(dim=(0, 2, 3)).view(-1, 1, 1)
         self.std = images.std(dim=(0, 2, 3)).view(-1, 1, 1)
+
+    def state(self) -> dict[str, Any]:
+        return {"mean": self.mean.flatten().tolist(), "std": self.std.flatten().tolist()}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self.mean = torch.tensor(state["mean"]).view(-1, 1, 1)
+        self.std = torch.tensor(state["std"]).view(-1, 1, 1)
 
     def forward(self, x: Tensor) -> Tensor:
         return (x - self.mean) / self.std

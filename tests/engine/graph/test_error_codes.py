@@ -61,16 +61,19 @@ FAILURE_PATTERNS = (
     re.compile(r'code = "(\w+)"'),
     re.compile(r'TrainError\(\s*"(\w+)"'),
     re.compile(r'code="(\w+)"'),
+    re.compile(r'super\(\).__init__\(\s*"(\w+)"'),  # an EngineError subclass naming its code
 )
 
 
 def _failure_codes() -> set[str]:
     codes: set[str] = {"graph_invalid", "dataset_invalid"}  # worker.py: from GraphInvalid, DatasetError
-    for folder in ("runner", "engine/train"):
-        for path in (ROOT / "src" / "dragdl" / folder).rglob("*.py"):
-            text = path.read_text(encoding="utf-8")
-            for pattern in FAILURE_PATTERNS:
-                codes.update(pattern.findall(text))
+    source = ROOT / "src" / "dragdl"
+    paths = [*(source / "runner").rglob("*.py"), *(source / "engine" / "train").rglob("*.py")]
+    # A layer's run-time error (compile/module.py) ends a task too.
+    for path in [*paths, source / "engine" / "compile" / "module.py"]:
+        text = path.read_text(encoding="utf-8")
+        for pattern in FAILURE_PATTERNS:
+            codes.update(pattern.findall(text))
     return codes
 
 
