@@ -274,15 +274,35 @@ class _Attempt:
     def _model_row(self, task: Task) -> Model:
         report = _read_json(self.out_dir / "report.json")
         manifest = _read_json(self.out_dir / "model.json")
+        kind = model_task(manifest, report)
+        table = manifest.get("table") if isinstance(manifest.get("table"), dict) else None
+        columns = table.get("columns") if table is not None else None
+        target = table.get("target") if table is not None else None
         return Model(
             owner_id=task.owner_id,
             task_id=task.id,
             name=task.name,
             path=f"artifacts/{task.id}",
-            classes=list(manifest.get("classes") or report.get("classes") or []),
+            # A regressor's dataset "classes" are its distinct target values, not classes it names.
+            classes=list(manifest.get("classes") or report.get("classes") or [])
+            if kind == "classification"
+            else [],
             metrics={key: report[key] for key in MODEL_METRIC_KEYS if key in report},
             input_spec=dict(manifest.get("input") or {}),
+            task=kind,
+            input_columns=list(columns) if isinstance(columns, list) else None,
+            target=str(target) if isinstance(target, str) else None,
         )
+
+
+def model_task(manifest: dict[str, Any], report: dict[str, Any]) -> str:
+    """The task kind of a finished run: model.json's `task`, else report.json's, else classification
+    (what every bundle written before task kinds is)."""
+    for source in (manifest, report):
+        kind = source.get("task")
+        if isinstance(kind, str) and kind:
+            return kind
+    return "classification"
 
 
 def _read_json(path: Path) -> dict[str, Any]:
