@@ -272,8 +272,8 @@ def check_table_shape(path: Path, suffix: str, filename: str) -> None:
 def _check_parquet(path: Path, head: bytes, filename: str) -> None:
     if not head.startswith(b"PAR1"):
         raise UploadError(f"{filename}: not a Parquet file (no PAR1 signature)")
-    import pyarrow  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow
+    import pyarrow.parquet as pq
 
     try:
         meta = pq.ParquetFile(path).metadata
