@@ -31,7 +31,8 @@ TABLE_SUFFIXES = frozenset({".csv", ".tsv", ".parquet"})
 class ColumnInfo(BaseModel):
     """One column as the user sees it: its kind, how many values are missing, its categories."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Unknown keys are ignored: a bundle written by a newer DragDL stays readable.
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     name: str
     kind: ColumnKind
@@ -236,11 +237,14 @@ def builtin_table(name: str) -> tuple[Table, str]:
 # -- prediction rows ----------------------------------------------------------------------------
 
 
-def rows_to_table(rows: Sequence[Mapping[str, Any]], schema: Sequence[ColumnInfo]) -> Table:
+def rows_to_table(
+    rows: Sequence[Mapping[str, Any]], schema: Sequence[ColumnInfo], first_row: int = 1
+) -> Table:
     """Rows of {column: value} read against the training schema.
 
     A missing key, None or "" is a missing value (an Impute node may fill it); other keys are
-    ignored (an id or the target column may come along). Errors name the row (1-based) and column.
+    ignored (an id or the target column may come along). Errors name the row (numbered from
+    `first_row`, 1-based) and the column.
     """
     if not rows:
         raise DatasetError("no rows to predict", field="rows", code="table_empty")
@@ -252,7 +256,7 @@ def rows_to_table(rows: Sequence[Mapping[str, Any]], schema: Sequence[ColumnInfo
                 value = _number_or_none(row.get(info.name))
                 if value is None:
                     raise DatasetError(
-                        f"row {i + 1}, column {info.name!r}: {row.get(info.name)!r} is not a number",
+                        f"row {i + first_row}, column {info.name!r}: {row.get(info.name)!r} is not a number",
                         field="rows",
                         code="value_not_numeric",
                     )
