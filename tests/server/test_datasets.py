@@ -301,7 +301,8 @@ def test_a_csv_table_upload_previews_its_columns(user_client: TestClient, settin
         "missing": 0,
         "categories": [],
     }
-    assert body["node"] == {"type": "dataset.uploaded", "params": {"dataset_id": body["id"]}}
+    node = {"type": "dataset.table", "params": {"source": "uploaded", "dataset_id": body["id"]}}
+    assert body["node"] == node
     stored = settings.datasets_dir / body["id"] / "data" / "table.csv"
     assert stored.read_bytes() == iris_csv(blank_every=50)
     detail = user_client.get(f"/api/datasets/{body['id']}").json()

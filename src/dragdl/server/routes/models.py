@@ -34,10 +34,10 @@ from dragdl.server.schemas.models import (
 from dragdl.server.services import models as service
 from dragdl.server.services.prediction import (
     ModelUnavailable,
-    NotATableModel,
     PredictionInputError,
     PredictionService,
     ValuePrediction,
+    WrongInputKind,
 )
 from dragdl.server.services.table_rows import MAX_CSV_BYTES, MAX_CSV_ROWS, read_csv_rows
 from dragdl.server.services.uploads import UploadError, receive_multipart
@@ -173,6 +173,8 @@ async def predict(
         raise HTTPException(status.HTTP_400_BAD_REQUEST, exc.message) from None
     except ModelUnavailable as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, f"model {model_id}: {exc.message}") from None
+    except WrongInputKind as exc:
+        raise HTTPException(422, f"model {model_id}: {exc.message}") from None
     return PredictionsPublic(
         model_id=model_id,
         classes=classes,
@@ -202,15 +204,22 @@ router.add_api_route(
     operation_id="predict",
     route_class_override=_CallerFirst,
     form_limits={"max_files": MAX_PREDICT_IMAGES, "max_fields": 4, "max_part_size": 1024},
-    responses=error_responses(
-        404,
-        described={
-            400: "An upload is not a usable image, or the number of images is out of range.",
-            413: f"An image is larger than {MAX_PREDICT_IMAGE_BYTES} bytes, or the request is larger "
-            f"than {MAX_PREDICT_BODY_BYTES} bytes.",
-            **_FILES,
+    responses={
+        **error_responses(
+            404,
+            described={
+                400: "An upload is not a usable image, or the number of images is out of range.",
+                413: f"An image is larger than {MAX_PREDICT_IMAGE_BYTES} bytes, or the request is larger "
+                f"than {MAX_PREDICT_BODY_BYTES} bytes.",
+                **_FILES,
+            },
+        ),
+        422: {
+            **UNPROCESSABLE[422],
+            "description": "The form does not match the parameters, or the model takes table rows "
+            "(see /predict/rows), not images.",
         },
-    ),
+    },
 )
 
 
@@ -260,7 +269,11 @@ _ROWS_BODY = {
         },
     },
 )
-async def predict_rows(model_id: str, request: Request) -> RowPredictionsPublic:
+async def predict_rows(
+    model_id: str,
+    request: Request,
+    top_k: Annotated[int, Query(ge=1, le=1000, description="Classes listed per row (classifiers).")] = 5,
+) -> RowPredictionsPublic:
     """Predict rows of a table with a table model: JSON `{"rows": [{column: value}, ...]}` (at most
     1000 rows), or a CSV upload in the multipart field `file`. Rows are counted from 1 (in a file,
     after the header). A classifier answers class scores per row, a regression model a `value`."""
@@ -271,8 +284,8 @@ async def predict_rows(model_id: str, request: Request) -> RowPredictionsPublic:
     try:
         model = await run_in_threadpool(predictor.table_model, model_id, folder)
         rows, where = await _read_rows(request, model.columns)
-        model, answers = await predictor.predict_rows(model_id, folder, rows, where)
-    except NotATableModel as exc:
+        model, answers = await predictor.predict_rows(model_id, folder, rows, top_k, where)
+    except WrongInputKind as exc:
         raise HTTPException(422, f"model {model_id}: {exc.message}") from None
     except PredictionInputError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, exc.message) from None

@@ -49,7 +49,11 @@ MAX_TABLE_CELLS = 20_000_000
 """Rows x columns of one table, checked before it is parsed (a Parquet file may be compressed far)."""
 MAX_TABLE_COLUMNS = 10_000
 UPLOADED_NODE = "dataset.uploaded"
-"""The node type that reads an uploaded dataset of any kind (tables included) by its id."""
+"""The node type that reads an uploaded image dataset by its id."""
+TABLE_NODE = "dataset.table"
+"""The node type that reads an uploaded table (source "uploaded"), with the column to predict."""
+TABLE_KIND = "table"
+"""engine.nodes.tables.TABLE_KIND: the kind of an uploaded table."""
 
 
 class DatasetInUse(Exception):
@@ -90,7 +94,10 @@ def get_dataset(db: Session, user: User, dataset_id: str) -> Dataset | None:
 
 
 def dataset_node(row: Dataset) -> dict[str, Any]:
-    """The graph node that reads the dataset, ready to drop on the canvas."""
+    """The graph node that reads the dataset, ready to drop on the canvas: a table's predicts its
+    last column until the user picks another target."""
+    if row.kind == TABLE_KIND:
+        return {"type": TABLE_NODE, "params": {"source": "uploaded", "dataset_id": row.id}}
     return {"type": UPLOADED_NODE, "params": {"dataset_id": row.id}}
 
 
@@ -241,7 +248,7 @@ def _ingest_table(directory: Path, root: Path, received: ReceivedFile) -> Ingest
         "size": None,
         "samples": [],
     }
-    return Ingested(kind="table", reader_path=target, info=info, size_bytes=tree_size(root))
+    return Ingested(kind=TABLE_KIND, reader_path=target, info=info, size_bytes=tree_size(root))
 
 
 def check_table_shape(path: Path, suffix: str, filename: str) -> None:

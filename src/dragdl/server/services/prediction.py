@@ -139,18 +139,10 @@ def task_kind(bundle: Bundle) -> TaskKind:
     if found is not None:
         return found
     from dragdl.engine.graph.train_node import find_train_node
-    from dragdl.engine.tasks.registry import get_task_kind
 
     # The train node is what built the network the bundle holds, so it is the authority.
     node = find_train_node(bundle.manifest.graph.model_dump(mode="json"))
-    if node is not None:
-        found = node[1].task
-    else:
-        named = getattr(bundle.manifest, "task", None) or (bundle.manifest.model_extra or {}).get("task")
-        try:
-            found = get_task_kind(str(named or "classification"))
-        except ValueError:
-            found = get_task_kind("classification")
+    found = node[1].task if node is not None else bundle.task
     with _kinds_lock:
         _kinds[bundle] = found
     return found
@@ -206,6 +198,8 @@ def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[An
     An unusable image fails its own request only: the others of the batch are answered. A classifier
     answers ranked class probabilities; any other kind answers what its `TaskKind.answer` says.
     """
+    if bundle.manifest.table is not None:
+        raise WrongInputKind("it is a table model: send rows to /predict/rows, not images")
     kind = task_kind(bundle)
     classes = bundle.classes if kind.target == "classes" else []
     answers: list[Answer] = []
@@ -258,8 +252,8 @@ def _answer_values(
     return answers
 
 
-class NotATableModel(Exception):
-    """Rows were sent to a model that takes images."""
+class WrongInputKind(Exception):
+    """Rows sent to a model that takes images, or images to a model that takes rows."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -279,28 +273,24 @@ class TableModel:
 
 def table_model(bundle: Bundle) -> TableModel | None:
     """The bundle's table description; None for an image model."""
-    manifest = bundle.manifest
-    section = getattr(manifest, "table", None)
-    if section is None:
-        section = (manifest.model_extra or {}).get("table")
-    if section is None:
+    table = bundle.manifest.table
+    if table is None:
         return None
-    data = section.model_dump(mode="json") if hasattr(section, "model_dump") else dict(section)
     kind = task_kind(bundle)
-    columns = [str(c["name"]) for c in data.get("columns") or []]
     classes = bundle.classes if kind.target == "classes" else []
-    target = data.get("target")
-    return TableModel(kind.name, str(target) if target is not None else None, columns, classes)
+    return TableModel(kind.name, table.target, [c.name for c in table.columns], classes)
 
 
-def predict_table_rows(bundle: Bundle, rows: list[dict[str, Any]], where: str = "") -> list[dict[str, Any]]:
+def predict_table_rows(
+    bundle: Bundle, rows: list[dict[str, Any]], top_k: int = 5, where: str = ""
+) -> list[dict[str, Any]]:
     """The bundle's answer per row (`TaskKind.answer`); PredictionInputError naming the row and
     column (prefixed with `where`, the file's name, for an upload)."""
     from dragdl.engine.data.base import DatasetError
     from dragdl.engine.data.stages import NonFiniteError
 
     try:
-        return bundle.predict_rows(rows)
+        return bundle.predict_rows(rows, top_k)
     except DatasetError as exc:
         raise PredictionInputError(f"{where}{exc.message}") from None
     except NonFiniteError as exc:
@@ -374,7 +364,8 @@ class PredictionService:
         """The classes and one prediction per image (name, bytes), with the bundle in `folder`
         cached under `key`; `invert` as in Request.
 
-        Raises PredictionInputError for an unusable image, ModelUnavailable for unusable model files.
+        Raises PredictionInputError for an unusable image, ModelUnavailable for unusable model files,
+        WrongInputKind for a table model.
         """
         request = Request(images, top_k, invert)
         if not self.batching:
@@ -393,15 +384,15 @@ class PredictionService:
         return found.classes, found.predictions
 
     def table_model(self, key: str, folder: Path) -> TableModel:
-        """Blocking (call from a worker thread): the model's table description; NotATableModel for
+        """Blocking (call from a worker thread): the model's table description; WrongInputKind for
         an image model, ModelUnavailable for unusable files."""
         found = table_model(self._load(key, folder))
         if found is None:
-            raise NotATableModel("it is an image model: send images to /predict, not rows")
+            raise WrongInputKind("it is an image model: send images to /predict, not rows")
         return found
 
     async def predict_rows(
-        self, key: str, folder: Path, rows: list[dict[str, Any]], where: str = ""
+        self, key: str, folder: Path, rows: list[dict[str, Any]], top_k: int = 5, where: str = ""
     ) -> tuple[TableModel, list[dict[str, Any]]]:
         """The table model and its answer for each row, computed in the pool (one trip)."""
 
@@ -409,8 +400,8 @@ class PredictionService:
             bundle = self._load(key, folder)
             found = table_model(bundle)
             if found is None:
-                raise NotATableModel("it is an image model: send images to /predict, not rows")
-            return found, predict_table_rows(bundle, rows, where)
+                raise WrongInputKind("it is an image model: send images to /predict, not rows")
+            return found, predict_table_rows(bundle, rows, top_k, where)
 
         return await asyncio.get_running_loop().run_in_executor(self.pool, run)
 
