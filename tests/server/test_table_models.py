@@ -222,6 +222,23 @@ def test_the_body_is_checked_before_anything_is_predicted(
     assert user_client.post(url, files=two).status_code == 400
 
 
+def test_a_value_far_out_of_range_is_named_not_a_server_error(
+    user_client: TestClient, models: dict[str, str]
+) -> None:
+    rows, _ = table_rows("diabetes", 3)
+    rows[2]["bmi"] = 1e308
+    response = user_client.post(
+        f"/api/models/{models['diabetes']}/predict/rows",
+        content=b'{"rows": [{"bmi": 1e999}]}',
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert "row 1" in response.json()["detail"]
+    response = rows_of(user_client, models["diabetes"], rows)
+    assert response.status_code == 400, response.text
+    assert "row 3: the model's answer is not a finite number" in response.json()["detail"]
+
+
 def test_rows_may_leave_values_missing_only_where_the_model_can_fill_them(
     user_client: TestClient, models: dict[str, str]
 ) -> None:
