@@ -263,3 +263,18 @@ def test_other_users_and_image_models(
         f"/api/models/{models['iris']}/predict", files=[("images", ("a.png", png(), "image/png"))]
     )
     assert images.status_code == 422 and "send rows to /predict/rows" in images.json()["detail"]
+
+
+def test_uploads_are_capped_before_they_are_read(
+    user_client: TestClient, models: dict[str, str], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragdl.server.request_limits import MAX_ROWS_BODY_BYTES, BodyLimitMiddleware, upload_limits
+    from dragdl.server.routes import models as routes
+
+    middleware = BodyLimitMiddleware(None, settings.max_body_bytes, upload_limits(settings))  # type: ignore[arg-type]
+    assert middleware.limit_for("POST", f"/api/models/{models['iris']}/predict/rows") == MAX_ROWS_BODY_BYTES
+    monkeypatch.setattr(routes, "MAX_CSV_BYTES", 100)
+    rows, _ = table_rows("iris", 10)
+    response = csv_of(user_client, models["iris"], as_csv(rows), "many.csv")
+    assert response.status_code == 413 and "limit of 100 bytes" in response.json()["detail"]
+    assert "many.csv" in response.json()["detail"]
