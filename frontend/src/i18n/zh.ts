@@ -305,7 +305,8 @@ const zh: Messages = {
       pipeline_branch: '数据算子必须连成一条链，但在{{node}}之后分叉了',
       output_mismatch:
         '网络最后输出 {{shape}}，但训练需要每个类别一个分数（共 {{classes}} 类）：请以展平和全连接层结尾，并把输出数设为“自动”',
-      value_output_mismatch: '网络最后输出 {{shape}}，但回归需要每个样本一个数值：请以全连接层结尾，并把输出数设为“自动”',
+      value_output_mismatch:
+        '网络最后输出 {{shape}}，但回归需要每个样本一个数值：请以全连接层结尾，并把输出数设为“自动”',
       param_invalid: '{{field}}的值不被允许',
       shape_mismatch: '{{node}}收到的数据形状不适合它',
       shape_unknown: '{{node}}无法推断输入数据的形状',
@@ -319,6 +320,15 @@ const zh: Messages = {
       input_channels: '{{node}}只接受 1 个（灰度）或 3 个（彩色）通道的图像',
       num_classes_unknown: '还不知道类别数：请检查数据集节点',
       codegen_unsupported: '{{node}}暂时不能导出为代码',
+      table_empty: '{{node}}的表格没有可用的行或列',
+      column_unknown: '{{node}}指定的列在表格中不存在',
+      column_kind: '{{node}}指定的列类型不对（数值或类别）',
+      target_missing: '{{node}}的目标列在某些行中为空',
+      target_not_numeric: '{{node}}的目标在某些行中不是数字；回归器需要数字',
+      too_few_classes: '{{node}}的数据集少于 2 个类别；分类器至少需要 2 个',
+      value_not_numeric: '提供给{{node}}的某个值不是数字',
+      text_feature: '有文本列到达{{node}}：请在网络前加一个独热编码节点',
+      missing_values: '有含缺失值的列到达{{node}}：请在网络前加一个填充缺失值节点',
     },
   },
   flow: {

@@ -55,6 +55,23 @@ CHOICE_LABELS: dict[str, str] = {
     "cpu": "CPU",
     "cuda": "GPU (CUDA)",
     "off": "Off",
+    "iris": "Iris (flowers, 3 classes)",
+    "wine": "Wine (3 cultivars)",
+    "breast_cancer": "Breast cancer (2 classes)",
+    "diabetes": "Diabetes (a value)",
+    "file": "File on the server",
+    "uploaded": "Uploaded table",
+    "mean": "Mean",
+    "median": "Median",
+    "most_frequent": "Most frequent",
+    "keep": "Keep",
+    "drop": "Drop",
+    "val_mae": "Validation MAE",
+    "val_rmse": "Validation RMSE",
+    "val_r2": "Validation R²",
+    "mse": "Mean squared error",
+    "mae": "Mean absolute error",
+    "huber": "Huber",
 }
 """English label of each enum value; a value missing here (a number) is shown as it is."""
 
