@@ -212,6 +212,27 @@ def _predict_table_files(
         console.print(_table_of_rows(bundle.manifest.name, rows, regression))
 
 
+def _show_rows(
+    name: str,
+    classes: list[str],
+    regression: bool,
+    rows: list[tuple[Path, int, dict[str, Any]]],
+    as_json: bool,
+    csv_out: Path | None,
+) -> None:
+    """Table predictions made on a server, shown as `dragdl predict` shows local ones."""
+    if csv_out is not None:
+        _write_rows_csv(csv_out, classes, rows, regression)
+    if as_json:
+        typer.echo(
+            json.dumps([{"file": str(path), "row": row, **answer} for path, row, answer in rows], indent=2)
+        )
+    elif csv_out is not None:
+        console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
+    else:
+        console.print(_table_of_rows(name, rows, regression))
+
+
 def _predict_image_values(
     bundle: Bundle, files: list[tuple[Path, bool]], as_json: bool, csv_out: Path | None
 ) -> None:
@@ -282,8 +303,12 @@ def predict(
             _predict_image_values(opened, _expand(images), as_json, csv_out)
             return
     if server is not None:
-        from dragdl.cli_remote import predict_remote
+        from dragdl.cli_remote import predict_remote, predict_rows_remote
 
+        remote = predict_rows_remote(server, bundle, images, top_k)
+        if remote is not None:  # a table model: the rows of the files, predicted on the server
+            _show_rows(*remote, as_json, csv_out)
+            return
         files = _expand(images)
         name, classes, rows = predict_remote(server, bundle, files, top_k)
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -25,9 +26,7 @@ if TYPE_CHECKING:
         ApiError,
         DragDLClient,
         Event,
-        Model,
         Prediction,
-        RowPredictions,
         Task,
         ValuePrediction,
     )
@@ -50,6 +49,9 @@ ServerOption = Annotated[
 ]
 _BATCH = 64
 """Images per prediction request (the server takes at most 64)."""
+_ROWS = 1000
+"""Table rows per prediction request (the server takes at most 1000)."""
+_ROW = re.compile(r"\brow (\d+)\b")
 _STATUS_STYLE = {
     "QUEUED": "yellow",
     "RUNNING": "cyan",
@@ -377,7 +379,7 @@ def predict_remote(
     with _session(server) as client:
         model = client.get_model(model_id)
         if model.input_columns is not None:
-            _fail(f"model {model_id} takes table rows, not images: give it a CSV file (predict_csv_remote)")
+            _fail(f"model {model_id} takes table rows, not images: give it CSV, TSV or Parquet files")
         if model.task != "classification":
             _fail(f"model {model_id} is a {model.task} model; predict its images with the SDK's predict()")
         for start in range(0, len(files), _BATCH):
@@ -403,16 +405,54 @@ def _classified(predictions: list[Prediction | ValuePrediction]) -> list[Predict
     return found
 
 
-def predict_csv_remote(server: str, model_id: str, table: Path) -> tuple[Model, RowPredictions]:
-    """The model and its predictions for every row of a CSV/TSV file, for `dragdl predict --server`
-    on a table model. Every failure (a bad cell names its row and column) ends the command."""
-    if not table.is_file():
-        _fail(f"{table}: no such file")
+RemoteRows = tuple[str, list[str], bool, list[tuple[Path, int, dict[str, Any]]]]
+"""(model name, classes, whether it is a regression, (file, row, answer) per row)."""
+
+
+def predict_rows_remote(server: str, model_id: str, files: list[Path], top_k: int) -> RemoteRows | None:
+    """`dragdl predict --server` on a table model: every row of the CSV/TSV/Parquet files, read here
+    as `dragdl predict` reads them and predicted on the server in requests of its row limit. None when
+    the model takes images. A bad value ends the command naming the file, row and column."""
+    from dragdl.client import ApiError
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.data.tables import read_rows
+
+    found: list[tuple[Path, int, dict[str, Any]]] = []
     with _session(server) as client:
         model = client.get_model(model_id)
         if model.input_columns is None:
-            _fail(f"model {model_id} is an image model: give it images, not {table.name}")
-        return model, client.predict_csv(model_id, table)
+            return None
+        for path in files:
+            if not path.is_file():
+                _fail(f"{path}: no such file", 2)
+            try:
+                rows = [{k: _plain(v) for k, v in row.items()} for row in read_rows(path)]
+            except DatasetError as exc:  # its message names the file already, or nothing
+                _fail(exc.message if path.name in exc.message else f"{path}: {exc.message}")
+            for start in range(0, len(rows), _ROWS):
+                try:
+                    answer = client.predict_rows(model_id, rows[start : start + _ROWS], top_k)
+                except ApiError as exc:
+                    if exc.status != 400:
+                        raise
+                    # The server counts the rows of one request; the file's numbers go on from `start`.
+                    _fail(f"{path}: {_shift_rows(exc.message, start)}")
+                found.extend(
+                    (path, start + i + 1, p.model_dump(exclude_unset=True, by_alias=True))
+                    for i, p in enumerate(answer.predictions)
+                )
+    return model.name, model.classes, model.task != "classification", found
+
+
+def _shift_rows(message: str, offset: int) -> str:
+    """A server message about the rows of one request, with the rows numbered as in the file."""
+    return _ROW.sub(lambda found: f"row {offset + int(found[1])}", message)
+
+
+def _plain(value: Any) -> Any:
+    """A cell as JSON takes it (numpy scalars from Parquet become Python numbers)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
 
 
 def _one_by_one(

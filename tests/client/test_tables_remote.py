@@ -106,7 +106,7 @@ def test_bad_rows_raise_api_errors_naming_the_row(
         assert unknown.value.status == 404
 
 
-def test_predict_server_refuses_images_for_a_table_model(
+def test_predict_server_names_an_image_given_to_a_table_model(
     cli: Cli, home: Path, server_url: str, table_model: dict[str, Any], tmp_path: Path
 ) -> None:
     from PIL import Image
@@ -114,4 +114,38 @@ def test_predict_server_refuses_images_for_a_table_model(
     image = tmp_path / "a.png"
     Image.new("L", (8, 8)).save(image)
     result = cli("predict", "--server", server_url, table_model["model"].id, str(image), home=home)
-    assert result.exit_code == 1 and "takes table rows, not images" in result.output
+    assert result.exit_code == 1 and "a.png: a table must be a .csv, .tsv or .parquet file" in result.output
+    assert result.output.count("a.png") == 1
+
+
+def test_predict_server_on_table_files(
+    cli: Cli, home: Path, server_url: str, token: str, table_model: dict[str, Any], tmp_path: Path
+) -> None:
+    import json
+
+    import pandas as pd
+
+    model, names = table_model["model"], table_model["names"]
+    rows = (table_model["rows"] * 8)[:1100]  # more rows than one request takes
+    table = write_csv(tmp_path / "many.csv", names, rows, {})
+    result = cli("predict", "--server", server_url, model.id, str(table), "--json", home=home)
+    assert result.exit_code == 0, result.output
+    answers = json.loads(result.output)
+    assert [a["row"] for a in answers] == list(range(1, 1101))
+    with DragDLClient(server_url, token=token) as client:
+        first = client.predict_rows(model.id, rows[:150]).predictions
+    assert [a["label"] for a in answers[:150]] == [p.label for p in first]
+    assert answers[1000]["label"] == answers[1000 - 150 * 6]["label"]  # the same flower, 900 rows on
+    assert set(answers[0]) == {"file", "row", "label", "index", "probability", "top_k", "probabilities"}
+
+    parquet = tmp_path / "few.parquet"
+    pd.DataFrame(rows[:20]).to_parquet(parquet, index=False)
+    shown = cli("predict", "--server", server_url, model.id, str(parquet), home=home)
+    assert shown.exit_code == 0, shown.output
+    assert "iris table: 20 prediction(s)" in shown.output
+
+    rows[1049] = {**rows[1049], "petal length (cm)": "long"}
+    bad = write_csv(tmp_path / "bad.csv", names, rows, {})
+    result = cli("predict", "--server", server_url, model.id, str(bad), home=home)
+    assert result.exit_code == 1
+    assert "bad.csv: row 1050, column 'petal length (cm)'" in " ".join(result.output.split())

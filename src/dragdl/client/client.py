@@ -369,15 +369,18 @@ class DragDLClient:
         )
         return self._parse(Predictions, data)
 
-    def predict_rows(self, model_id: str, rows: Sequence[Mapping[str, Any]]) -> RowPredictions:
+    def predict_rows(
+        self, model_id: str, rows: Sequence[Mapping[str, Any]], top_k: int = 5
+    ) -> RowPredictions:
         """Predict rows of a table with a table model: each row maps column names to values (numbers,
         category texts, None for missing). At most 1000 rows a call; a bad value raises ApiError 400
-        naming its row (1-based) and column."""
+        naming its row (1-based) and column. A classifier lists `top_k` classes per row."""
         body = {"rows": [dict(row) for row in rows]}
-        data = self._request("POST", _path("api", "models", model_id, "predict", "rows"), json=body)
+        path = _path("api", "models", model_id, "predict", "rows")
+        data = self._request("POST", path, json=body, params={"top_k": top_k})
         return self._parse(RowPredictions, data)
 
-    def predict_csv(self, model_id: str, path: str | os.PathLike[str]) -> RowPredictions:
+    def predict_csv(self, model_id: str, path: str | os.PathLike[str], top_k: int = 5) -> RowPredictions:
         """Predict every row of a CSV (or .tsv) file with a table model, on the server; a bad value
         raises ApiError 400 naming its row (1-based, after the header) and column."""
         source = Path(path)
@@ -391,6 +394,7 @@ class DragDLClient:
             "POST",
             _path("api", "models", model_id, "predict", "rows"),
             files=[("file", (source.name, content, mime))],
+            params={"top_k": top_k},
             timeout=timeout,
         )
         return self._parse(RowPredictions, data)
