@@ -368,7 +368,8 @@ def stop(
 def predict_remote(
     server: str, model_id: str, files: list[tuple[Path, bool]], top_k: int
 ) -> tuple[str, list[str], list[tuple[Path, Prediction]]]:
-    """(model name, classes, (file, prediction) rows) for `dragdl predict --server`.
+    """(model name, classes, (file, prediction) rows) for `dragdl predict --server` on a classifier
+    of images (`predict_rows_remote` and `predict_values_remote` serve the other models).
 
     As locally, an unreadable image named on the command line ends the command; one found in a
     folder is named and skipped.
@@ -380,8 +381,6 @@ def predict_remote(
         model = client.get_model(model_id)
         if model.input_columns is not None:
             _fail(f"model {model_id} takes table rows, not images: give it CSV, TSV or Parquet files")
-        if model.task != "classification":
-            _fail(f"model {model_id} is a {model.task} model; predict its images with the SDK's predict()")
         for start in range(0, len(files), _BATCH):
             batch = files[start : start + _BATCH]
             try:
@@ -403,6 +402,28 @@ def _classified(predictions: list[Prediction | ValuePrediction]) -> list[Predict
     if len(found) != len(predictions):
         _fail("the server answered values, not classes: the model is not a classifier")
     return found
+
+
+def predict_values_remote(
+    server: str, model_id: str, files: list[tuple[Path, bool]]
+) -> tuple[str, list[tuple[Path, int, dict[str, Any]]]] | None:
+    """(model name, (image, 1, {"value"}) per image) for `dragdl predict --server` on a regression
+    model of images; None for a classifier. An unreadable image ends the command."""
+    from dragdl.client import ValuePrediction
+
+    with _session(server) as client:
+        model = client.get_model(model_id)
+        if model.task == "classification" or model.input_columns is not None:
+            return None
+        rows: list[tuple[Path, int, dict[str, Any]]] = []
+        for start in range(0, len(files), _BATCH):
+            batch = [path for path, _ in files[start : start + _BATCH]]
+            answer = client.predict(model_id, batch)
+            for path, prediction in zip(batch, answer.predictions, strict=True):
+                if not isinstance(prediction, ValuePrediction):
+                    _fail("the server answered classes, not values: the model is a classifier")
+                rows.append((path, 1, prediction.to_json()))
+    return model.name, rows
 
 
 RemoteRows = tuple[str, list[str], bool, list[tuple[Path, int, dict[str, Any]]]]

@@ -1,7 +1,8 @@
 """The SDK with table models against a real `dragdl serve`: a table uploaded with `upload_dataset`,
 trained on the server, its model's columns, `predict_rows` and `predict_csv` (answers equal to each
-other, bad values raising ApiError naming the row and column), and `dragdl predict --server` telling
-a table model from an image one."""
+other, bad values raising ApiError naming the row and column), `dragdl predict --server` on table
+files (more rows than one request, rows numbered as in the file), and an image regression model
+answering a value per image through the SDK and the CLI."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dragdl.client import ApiError, DragDLClient
+from dragdl.client import ApiError, DragDLClient, ValuePrediction
 
 from ..graphs import chain
 from .conftest import Cli
@@ -149,3 +150,44 @@ def test_predict_server_on_table_files(
     result = cli("predict", "--server", server_url, model.id, str(bad), home=home)
     assert result.exit_code == 1
     assert "bad.csv: row 1050, column 'petal length (cm)'" in " ".join(result.output.split())
+
+
+def test_predict_server_gives_a_value_per_image_for_an_image_regression(
+    cli: Cli, home: Path, server_url: str, token: str, tmp_path: Path
+) -> None:
+    import json
+
+    import numpy as np
+    from PIL import Image
+    from sklearn.datasets import load_digits
+
+    train = {"epochs": 3, "batch_size": 64, "lr": 0.01, "seed": 0, "device": "cpu"}
+    graph = chain(
+        "Digit value",
+        [
+            ("data", "dataset.builtin", {"name": "digits"}),
+            ("flatten", "layer.Flatten", {}),
+            ("dense", "layer.Linear", {"out_features": "auto"}),
+            ("train", "train.Regressor", train),
+        ],
+    )
+    digits = load_digits()
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"digit{i}.png"
+        pixels = np.clip(np.rint(digits.images[i] * (255 / 16)), 0, 255).astype(np.uint8)
+        Image.fromarray(pixels, mode="L").save(path)
+        paths.append(path)
+    with DragDLClient(server_url, token=token) as client:
+        task = client.wait(client.submit(graph, name="digit value").id)
+        assert task.status == "SUCCEEDED", task.error
+        model = next(m for m in client.list_models() if m.task_id == task.id)
+        assert model.task == "regression" and model.classes == [] and model.input_columns is None
+        by_sdk = client.predict(model.id, paths)
+    assert all(isinstance(p, ValuePrediction) for p in by_sdk.predictions)
+    values = [p.value for p in by_sdk.predictions if isinstance(p, ValuePrediction)]
+    result = cli("predict", "--server", server_url, model.id, *map(str, paths), "--json", home=home)
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output)
+    assert [s["image"] for s in shown] == [str(p) for p in paths]
+    assert np.allclose([s["value"] for s in shown], values)
