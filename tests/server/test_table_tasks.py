@@ -72,6 +72,9 @@ def test_a_regression_trained_on_an_uploaded_table_serves_its_rows(user_client: 
     best = done["best_metrics"]
     assert {"test_mae", "test_rmse", "test_r2", "val_r2"} <= set(best)
     assert best["test_r2"] > 0.38  # the bar for linear regression on diabetes
+    epochs = user_client.get(f"/api/tasks/{created['id']}/metrics", params={"scope": "epoch"}).json()["data"]
+    assert best["val_mae"] == min(p["values"]["val_mae"] for p in epochs)  # lower is better
+    assert best["val_r2"] == max(p["values"]["val_r2"] for p in epochs)
     report = user_client.get(f"/api/tasks/{created['id']}/report").json()
     assert report["task"] == "regression" and report["scatter"]["total"] > 0
 

@@ -24,7 +24,7 @@ import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
@@ -39,6 +39,9 @@ from dragdl.runner.transitions import add_event, finish, heartbeat, requeue, ret
 from dragdl.server.db.models import Model, Task, TaskStatus, User
 from dragdl.server.db.session import make_engine, make_session_factory
 from dragdl.server.errors import hide_server_paths
+
+if TYPE_CHECKING:
+    from dragdl.engine.tasks.base import TaskKind
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +153,9 @@ class _Attempt:
         resume = task.resume or task.attempts > 1
         monitor = _Monitor(self.sessions, self.spec, self.stop, self._lost_lease, self.heartbeat_s)
         data_dir = self.spec.config.data_dir
-        db_reporter = DBReporter(self.sessions, task.id, self.spec.worker_ref, data_dir)
+        db_reporter = DBReporter(
+            self.sessions, task.id, self.spec.worker_ref, data_dir, task=_task_kind(task.graph_snapshot)
+        )
         files = JsonlReporter(self.out_dir)
         hide_paths = not self._owner_is_admin(task)
         reporter: Reporter = MultiReporter(db_reporter, files)
@@ -279,6 +284,13 @@ class _Attempt:
             path=f"artifacts/{task.id}",
             **model_fields(self.out_dir),
         )
+
+
+def _task_kind(graph: dict[str, Any]) -> TaskKind | None:
+    from dragdl.engine.graph.train_node import find_train_node
+
+    found = find_train_node(graph)
+    return found[1].task if found is not None else None
 
 
 def model_fields(out_dir: Path) -> dict[str, Any]:
