@@ -278,3 +278,17 @@ def test_uploads_are_capped_before_they_are_read(
     response = csv_of(user_client, models["iris"], as_csv(rows), "many.csv")
     assert response.status_code == 413 and "limit of 100 bytes" in response.json()["detail"]
     assert "many.csv" in response.json()["detail"]
+
+
+def test_downloads_of_a_table_model(user_client: TestClient, models: dict[str, str]) -> None:
+    url = f"/api/models/{models['diabetes']}/download"
+    bundle = user_client.get(url)
+    assert bundle.status_code == 200 and bundle.headers["content-type"] == "application/zip"
+    onnx = user_client.get(url, params={"format": "onnx"})
+    assert onnx.status_code == 200, onnx.text
+    assert onnx.content[:1] == b"\x08"  # a protobuf ModelProto starts with its ir_version field
+    # The code generator writes image classifiers only, for now: a clear refusal, not a 500.
+    script = user_client.get(url, params={"format": "script"})
+    assert script.status_code == 422 and "cannot be exported as code yet" in script.json()["detail"]
+    code = user_client.post("/api/graphs/code", json=table_graph("diabetes", "train.Regressor", 1))
+    assert code.status_code == 501 and "cannot be exported as code yet" in code.json()["detail"]
