@@ -1687,7 +1687,7 @@ export interface components {
             epoch: number;
             /**
              * Best Metrics
-             * @description Best value of each epoch score so far (lowest loss, highest accuracy), and test metrics.
+             * @description Best value of each epoch score so far (lowest loss, MAE and RMSE; highest accuracy and R²), and test metrics.
              */
             best_metrics: {
                 [key: string]: number;
@@ -1822,7 +1822,7 @@ export interface components {
             epoch: number;
             /**
              * Best Metrics
-             * @description Best value of each epoch score so far (lowest loss, highest accuracy), and test metrics.
+             * @description Best value of each epoch score so far (lowest loss, MAE and RMSE; highest accuracy and R²), and test metrics.
              */
             best_metrics: {
                 [key: string]: number;
