@@ -332,3 +332,45 @@ def test_an_uploaded_table_counts_against_the_quota_and_is_private(
     assert other_client.get(f"/api/datasets/{body['id']}").status_code == 404
     assert other_client.delete(f"/api/datasets/{body['id']}").status_code == 404
     assert user_client.delete(f"/api/datasets/{body['id']}").status_code == 204
+
+
+def test_delete_refuses_while_a_queued_task_reads_the_table(
+    user_client: TestClient, settings: Settings, db_session: Session
+) -> None:
+    body = created(upload(user_client, [("iris.csv", iris_csv())]))
+    task = Task(
+        owner_id=user_client.user["id"],  # type: ignore[attr-defined]
+        name="t",
+        graph_snapshot={"nodes": [{"id": "d", **body["node"]}]},
+        status=TaskStatus.QUEUED,
+    )
+    db_session.add(task)
+    db_session.commit()
+    refused = user_client.delete(f"/api/datasets/{body['id']}")
+    assert refused.status_code == 409 and task.id in refused.json()["detail"]
+    task.status = TaskStatus.STOPPED
+    db_session.commit()
+    assert user_client.delete(f"/api/datasets/{body['id']}").status_code == 204
+    assert not (settings.datasets_dir / body["id"]).exists()
+
+
+def test_an_uploaded_table_validates_in_a_graph_with_its_columns(
+    user_client: TestClient, other_client: TestClient
+) -> None:
+    body = created(upload(user_client, [("iris.csv", iris_csv())]))
+    graph = chain(
+        "Iris",
+        [
+            ("data", body["node"]["type"], body["node"]["params"]),
+            ("std", "op.Standardize", {}),
+            ("fc", "layer.Linear", {"out_features": "auto"}),
+            ("train", "train.Classifier", {"epochs": 1}),
+        ],
+    )
+    result = user_client.post("/api/graphs/validate", json=graph).json()
+    assert result["ok"], result["errors"]
+    assert result["shapes"]["data"] == "4 features"  # the species column is the target
+    # Another user's graph cannot read it: the id does not exist for them.
+    other = other_client.post("/api/graphs/validate", json=graph).json()
+    assert not other["ok"]
+    assert [(e["node_id"], e["field"]) for e in other["errors"]] == [("data", "dataset_id")]
