@@ -212,6 +212,27 @@ def _predict_table_files(
         console.print(_table_of_rows(bundle.manifest.name, rows, regression))
 
 
+def _show_rows(
+    name: str,
+    classes: list[str],
+    regression: bool,
+    rows: list[tuple[Path, int, dict[str, Any]]],
+    as_json: bool,
+    csv_out: Path | None,
+) -> None:
+    """Table predictions made on a server, shown as `dragdl predict` shows local ones."""
+    if csv_out is not None:
+        _write_rows_csv(csv_out, classes, rows, regression)
+    if as_json:
+        typer.echo(
+            json.dumps([{"file": str(path), "row": row, **answer} for path, row, answer in rows], indent=2)
+        )
+    elif csv_out is not None:
+        console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
+    else:
+        console.print(_table_of_rows(name, rows, regression))
+
+
 def _predict_image_values(
     bundle: Bundle, files: list[tuple[Path, bool]], as_json: bool, csv_out: Path | None
 ) -> None:
@@ -227,12 +248,18 @@ def _predict_image_values(
             _fail(str(exc))
         answers = bundle.answer_preprocessed(inputs)
         rows.extend((path, 1, answer) for (path, _), answer in zip(batch, answers, strict=True))
+    _show_image_values(bundle.manifest.name, rows, as_json, csv_out)
+
+
+def _show_image_values(
+    name: str, rows: list[tuple[Path, int, dict[str, Any]]], as_json: bool, csv_out: Path | None
+) -> None:
     if csv_out is not None:
         _write_rows_csv(csv_out, [], rows, regression=True)
     if as_json:
         typer.echo(json.dumps([{"image": str(path), **answer} for path, _, answer in rows], indent=2))
     elif csv_out is None:
-        table = Table(title=f"{escape(bundle.manifest.name)}: {len(rows)} prediction(s)")
+        table = Table(title=f"{escape(name)}: {len(rows)} prediction(s)")
         table.add_column("image", style="cyan", overflow="fold")
         table.add_column("value", style="bold", justify="right")
         for path, _, answer in rows:
@@ -282,9 +309,17 @@ def predict(
             _predict_image_values(opened, _expand(images), as_json, csv_out)
             return
     if server is not None:
-        from dragdl.cli_remote import predict_remote
+        from dragdl.cli_remote import predict_remote, predict_rows_remote, predict_values_remote
 
+        remote = predict_rows_remote(server, bundle, images, top_k)
+        if remote is not None:  # a table model: the rows of the files, predicted on the server
+            _show_rows(*remote, as_json, csv_out)
+            return
         files = _expand(images)
+        values = predict_values_remote(server, bundle, files)
+        if values is not None:  # a regression model of images: a value per image
+            _show_image_values(*values, as_json, csv_out)
+            return
         name, classes, rows = predict_remote(server, bundle, files, top_k)
     else:
         opened = _open(Path(bundle))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -21,7 +22,14 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from dragdl.client import ApiError, DragDLClient, Event, Prediction, Task
+    from dragdl.client import (
+        ApiError,
+        DragDLClient,
+        Event,
+        Prediction,
+        Task,
+        ValuePrediction,
+    )
     from dragdl.engine.train.events import Event as EngineEvent
     from dragdl.engine.train.events import Status
 
@@ -41,6 +49,9 @@ ServerOption = Annotated[
 ]
 _BATCH = 64
 """Images per prediction request (the server takes at most 64)."""
+_ROWS = 1000
+"""Table rows per prediction request (the server takes at most 1000)."""
+_ROW = re.compile(r"\brow (\d+)\b")
 _STATUS_STYLE = {
     "QUEUED": "yellow",
     "RUNNING": "cyan",
@@ -55,7 +66,17 @@ _TRAINER_STATUS: dict[str, Status] = {
     "STOPPED": "stopped",
 }
 """Task statuses as the trainer names them; QUEUED has no trainer counterpart."""
-_HEADLINE_METRICS = ("test_accuracy", "val_accuracy", "accuracy", "test_loss", "val_loss", "loss")
+_HEADLINE_METRICS = (
+    "test_accuracy",
+    "val_accuracy",
+    "accuracy",
+    "test_r2",
+    "val_r2",
+    "test_loss",
+    "val_loss",
+    "loss",
+)
+"""The first of these a task has is its headline (a classifier's accuracy, a regressor's R²)."""
 
 
 class StatusChoice(StrEnum):
@@ -259,7 +280,7 @@ def _summary(client: DragDLClient, task: Task) -> None:
         table.add_row("time", f"{task.elapsed_s:.1f} s")
     best = task.best_metrics
     shown = [k for k in best if k.startswith("test_")]
-    shown += [k for k in ("val_accuracy", "val_loss") if k in best]
+    shown += [k for k in ("val_accuracy", "val_r2", "val_loss") if k in best]
     for key in shown or sorted(best):
         table.add_row(key.replace("_", " "), _fmt(key, best[key]))
     model = next((m for m in client.list_models() if m.task_id == task.id), None)
@@ -267,8 +288,9 @@ def _summary(client: DragDLClient, task: Task) -> None:
         table.add_row("model", model.id)
     console.print(table)
     if model is not None:
+        inputs = "TABLE.csv" if model.input_columns is not None else "IMAGE..."
         console.print(
-            f"predict with: dragdl predict --server {escape(client.server_url)} {model.id} IMAGE...",
+            f"predict with: dragdl predict --server {escape(client.server_url)} {model.id} {inputs}",
             highlight=False,
         )
 
@@ -346,7 +368,8 @@ def stop(
 def predict_remote(
     server: str, model_id: str, files: list[tuple[Path, bool]], top_k: int
 ) -> tuple[str, list[str], list[tuple[Path, Prediction]]]:
-    """(model name, classes, (file, prediction) rows) for `dragdl predict --server`.
+    """(model name, classes, (file, prediction) rows) for `dragdl predict --server` on a classifier
+    of images (`predict_rows_remote` and `predict_values_remote` serve the other models).
 
     As locally, an unreadable image named on the command line ends the command; one found in a
     folder is named and skipped.
@@ -356,6 +379,8 @@ def predict_remote(
     rows: list[tuple[Path, Prediction]] = []
     with _session(server) as client:
         model = client.get_model(model_id)
+        if model.input_columns is not None:
+            _fail(f"model {model_id} takes table rows, not images: give it CSV, TSV or Parquet files")
         for start in range(0, len(files), _BATCH):
             batch = files[start : start + _BATCH]
             try:
@@ -365,8 +390,90 @@ def predict_remote(
                     raise
                 rows.extend(_one_by_one(client, model_id, batch, top_k))
                 continue
-            rows.extend(zip((path for path, _ in batch), answer.predictions, strict=True))
+            rows.extend(zip((path for path, _ in batch), _classified(answer.predictions), strict=True))
     return model.name, model.classes, rows
+
+
+def _classified(predictions: list[Prediction | ValuePrediction]) -> list[Prediction]:
+    """A classifier's predictions (predict_remote checked the model's kind first)."""
+    from dragdl.client import Prediction
+
+    found = [p for p in predictions if isinstance(p, Prediction)]
+    if len(found) != len(predictions):
+        _fail("the server answered values, not classes: the model is not a classifier")
+    return found
+
+
+def predict_values_remote(
+    server: str, model_id: str, files: list[tuple[Path, bool]]
+) -> tuple[str, list[tuple[Path, int, dict[str, Any]]]] | None:
+    """(model name, (image, 1, {"value"}) per image) for `dragdl predict --server` on a regression
+    model of images; None for a classifier. An unreadable image ends the command."""
+    from dragdl.client import ValuePrediction
+
+    with _session(server) as client:
+        model = client.get_model(model_id)
+        if model.task == "classification" or model.input_columns is not None:
+            return None
+        rows: list[tuple[Path, int, dict[str, Any]]] = []
+        for start in range(0, len(files), _BATCH):
+            batch = [path for path, _ in files[start : start + _BATCH]]
+            answer = client.predict(model_id, batch)
+            for path, prediction in zip(batch, answer.predictions, strict=True):
+                if not isinstance(prediction, ValuePrediction):
+                    _fail("the server answered classes, not values: the model is a classifier")
+                rows.append((path, 1, prediction.to_json()))
+    return model.name, rows
+
+
+RemoteRows = tuple[str, list[str], bool, list[tuple[Path, int, dict[str, Any]]]]
+"""(model name, classes, whether it is a regression, (file, row, answer) per row)."""
+
+
+def predict_rows_remote(server: str, model_id: str, files: list[Path], top_k: int) -> RemoteRows | None:
+    """`dragdl predict --server` on a table model: every row of the CSV/TSV/Parquet files, read here
+    as `dragdl predict` reads them and predicted on the server in requests of its row limit. None when
+    the model takes images. A bad value ends the command naming the file, row and column."""
+    from dragdl.client import ApiError
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.data.tables import read_rows
+
+    found: list[tuple[Path, int, dict[str, Any]]] = []
+    with _session(server) as client:
+        model = client.get_model(model_id)
+        if model.input_columns is None:
+            return None
+        for path in files:
+            if not path.is_file():
+                _fail(f"{path}: no such file", 2)
+            try:
+                rows = [{k: _plain(v) for k, v in row.items()} for row in read_rows(path)]
+            except DatasetError as exc:  # its message names the file already, or nothing
+                _fail(exc.message if path.name in exc.message else f"{path}: {exc.message}")
+            for start in range(0, len(rows), _ROWS):
+                try:
+                    answer = client.predict_rows(model_id, rows[start : start + _ROWS], top_k)
+                except ApiError as exc:
+                    if exc.status != 400:
+                        raise
+                    # The server counts the rows of one request; the file's numbers go on from `start`.
+                    _fail(f"{path}: {_shift_rows(exc.message, start)}")
+                found.extend(
+                    (path, start + i + 1, p.model_dump(exclude_unset=True, by_alias=True))
+                    for i, p in enumerate(answer.predictions)
+                )
+    return model.name, model.classes, model.task != "classification", found
+
+
+def _shift_rows(message: str, offset: int) -> str:
+    """A server message about the rows of one request, with the rows numbered as in the file."""
+    return _ROW.sub(lambda found: f"row {offset + int(found[1])}", message)
+
+
+def _plain(value: Any) -> Any:
+    """A cell as JSON takes it (numpy scalars from Parquet become Python numbers)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
 
 
 def _one_by_one(
@@ -376,7 +483,7 @@ def _one_by_one(
 
     for path, explicit in batch:
         try:
-            yield path, client.predict(model_id, [path], top_k).predictions[0]
+            yield path, _classified(client.predict(model_id, [path], top_k).predictions)[0]
         except ApiError as exc:
             if explicit or exc.status != 400:
                 raise

@@ -204,3 +204,17 @@ def test_a_locked_database_delays_the_writes_but_loses_none(
     assert [e["message"] for e in events(sessions, task, "log")] == ["still training"]
     row = load(sessions, task)
     assert row.epoch == 3 and row.best_metrics["loss"] == 0.5
+
+
+def test_best_metrics_follow_the_task_kind() -> None:
+    from dragdl.engine.tasks.registry import get_task_kind
+
+    regression = get_task_kind("regression")
+    best = merge_best({}, {"val_loss": 9.0, "val_mae": 2.0, "val_rmse": 3.0, "val_r2": 0.1}, regression)
+    best = merge_best(best, {"val_loss": 8.0, "val_mae": 2.5, "val_rmse": 2.5, "val_r2": 0.3}, regression)
+    best = merge_best(best, {"val_loss": 8.5, "val_mae": 1.5, "val_rmse": 2.8, "val_r2": 0.2}, regression)
+    assert best == {"val_loss": 8.0, "val_mae": 1.5, "val_rmse": 2.5, "val_r2": 0.3}
+    classification = get_task_kind("classification")
+    best = merge_best({}, {"val_loss": 1.0, "val_accuracy": 0.5}, classification)
+    best = merge_best(best, {"val_loss": 2.0, "val_accuracy": 0.7}, classification)
+    assert best == {"val_loss": 1.0, "val_accuracy": 0.7}

@@ -35,7 +35,7 @@ import math
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -56,6 +56,9 @@ from dragdl.runner.transitions import add_event, heartbeat
 from dragdl.server.db.models import TaskEvent
 from dragdl.server.errors import hide_server_paths
 
+if TYPE_CHECKING:
+    from dragdl.engine.tasks.base import TaskKind
+
 log = logging.getLogger(__name__)
 
 Write = Callable[[Session], bool]
@@ -65,17 +68,27 @@ NOT_SCORES = frozenset({"lr", "samples_per_s", "epoch_time_s", "peak_memory_mb"}
 """Epoch values that are settings or machine measurements, not model quality: no "best" for them."""
 
 
-def merge_best(best: dict[str, Any], values: dict[str, float]) -> dict[str, Any]:
-    """The best value of each score so far: lowest for losses, highest for everything else."""
+def merge_best(
+    best: dict[str, Any], values: dict[str, float], task: TaskKind | None = None
+) -> dict[str, Any]:
+    """The best value of each score so far: the direction the task kind gives its metrics (lowest
+    MAE and RMSE, highest R² and accuracy), lowest for losses, highest for everything else."""
     merged = dict(best)
     for key, value in values.items():
         if key in NOT_SCORES or not math.isfinite(value):
             continue
         old = merged.get(key)
-        lower_is_better = "loss" in key
-        if old is None or (value < old if lower_is_better else value > old):
+        lower = _lower_is_better(key, task)
+        if old is None or (value < old if lower else value > old):
             merged[key] = value
     return merged
+
+
+def _lower_is_better(key: str, task: TaskKind | None) -> bool:
+    base = key.removeprefix("val_").removeprefix("test_")
+    if task is not None and base in task.metrics:
+        return base not in task.higher_is_better
+    return "loss" in key
 
 
 def is_after(data: dict[str, Any], epoch: int, step: int) -> bool:
@@ -99,8 +112,11 @@ class DBReporter:
         data_dir: Path,
         min_interval_s: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
+        task: TaskKind | None = None,
     ) -> None:
         self.sessions = sessions
+        self.task = task
+        """The graph's task kind: which way each metric is better in `best_metrics`."""
         self.task_id = task_id
         self.worker_ref = worker_ref
         self.data_dir = data_dir
@@ -152,9 +168,9 @@ class DBReporter:
             best: dict[str, Any] = {}
             for row in rows:
                 if row.id not in stale and row.data.get("scope") == "epoch":
-                    best = merge_best(best, row.data.get("values", {}))
+                    best = merge_best(best, row.data.get("values", {}), self.task)
             # Epoch metrics of this run that arrived while this write waited are in `_best` already.
-            self._best = merge_best(best, self._best)
+            self._best = merge_best(best, self._best, self.task)
             values = {"epoch": epoch, "progress": self._fraction(step), "best_metrics": self._best}
             if not heartbeat(db, self.task_id, self.worker_ref, **values):
                 return False
@@ -172,7 +188,7 @@ class DBReporter:
         if event.scope == "epoch":
             if event.epoch < self._replayed_below:
                 return
-            self._best = merge_best(self._best, event.values)
+            self._best = merge_best(self._best, event.values, self.task)
             progress = self._fraction(event.epoch * self._steps_per_epoch)
             self._write(event.to_json(), epoch=event.epoch, progress=progress, best_metrics=self._best)
             return

@@ -24,7 +24,7 @@ import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
@@ -39,6 +39,9 @@ from dragdl.runner.transitions import add_event, finish, heartbeat, requeue, ret
 from dragdl.server.db.models import Model, Task, TaskStatus, User
 from dragdl.server.db.session import make_engine, make_session_factory
 from dragdl.server.errors import hide_server_paths
+
+if TYPE_CHECKING:
+    from dragdl.engine.tasks.base import TaskKind
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +153,9 @@ class _Attempt:
         resume = task.resume or task.attempts > 1
         monitor = _Monitor(self.sessions, self.spec, self.stop, self._lost_lease, self.heartbeat_s)
         data_dir = self.spec.config.data_dir
-        db_reporter = DBReporter(self.sessions, task.id, self.spec.worker_ref, data_dir)
+        db_reporter = DBReporter(
+            self.sessions, task.id, self.spec.worker_ref, data_dir, task=_task_kind(task.graph_snapshot)
+        )
         files = JsonlReporter(self.out_dir)
         hide_paths = not self._owner_is_admin(task)
         reporter: Reporter = MultiReporter(db_reporter, files)
@@ -272,17 +277,51 @@ class _Attempt:
         return ended.value if ended is not None else SUPERSEDED
 
     def _model_row(self, task: Task) -> Model:
-        report = _read_json(self.out_dir / "report.json")
-        manifest = _read_json(self.out_dir / "model.json")
         return Model(
             owner_id=task.owner_id,
             task_id=task.id,
             name=task.name,
             path=f"artifacts/{task.id}",
-            classes=list(manifest.get("classes") or report.get("classes") or []),
-            metrics={key: report[key] for key in MODEL_METRIC_KEYS if key in report},
-            input_spec=dict(manifest.get("input") or {}),
+            **model_fields(self.out_dir),
         )
+
+
+def _task_kind(graph: dict[str, Any]) -> TaskKind | None:
+    from dragdl.engine.graph.train_node import find_train_node
+
+    found = find_train_node(graph)
+    return found[1].task if found is not None else None
+
+
+def model_fields(out_dir: Path) -> dict[str, Any]:
+    """What a Model row keeps of a finished run folder's report.json and model.json: classes, test
+    metrics, input spec, the task kind and, for a table model, its input columns and target."""
+    report = _read_json(out_dir / "report.json")
+    manifest = _read_json(out_dir / "model.json")
+    kind = model_task(manifest, report)
+    table = manifest.get("table") if isinstance(manifest.get("table"), dict) else None
+    columns = table.get("columns") if table is not None else None
+    target = table.get("target") if table is not None else None
+    # A regressor's dataset "classes" are its distinct target values, not classes it answers.
+    classes = (manifest.get("classes") or report.get("classes") or []) if kind == "classification" else []
+    return {
+        "classes": list(classes),
+        "metrics": {key: report[key] for key in MODEL_METRIC_KEYS if key in report},
+        "input_spec": dict(manifest.get("input") or {}),
+        "task": kind,
+        "input_columns": list(columns) if isinstance(columns, list) else None,
+        "target": str(target) if isinstance(target, str) else None,
+    }
+
+
+def model_task(manifest: dict[str, Any], report: dict[str, Any]) -> str:
+    """The task kind of a finished run: model.json's `task`, else report.json's, else classification
+    (what every bundle written before task kinds is)."""
+    for source in (manifest, report):
+        kind = source.get("task")
+        if isinstance(kind, str) and kind:
+            return kind
+    return "classification"
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -73,7 +73,8 @@ class TaskPublic(BaseModel):
     progress: float = Field(description="Share of the planned optimizer steps done, 0..1.")
     epoch: int = Field(description="The epoch in progress (1-based), or the last one finished.")
     best_metrics: dict[str, float] = Field(
-        description="Best value of each epoch score so far (lowest loss, highest accuracy), and test metrics."
+        description="Best value of each epoch score so far (lowest loss, MAE and RMSE; highest accuracy "
+        "and R²), and test metrics."
     )
     created_at: datetime
     started_at: datetime | None

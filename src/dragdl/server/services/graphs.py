@@ -38,7 +38,7 @@ class GraphRejected(Exception):
 
 
 class CodegenUnavailable(Exception):
-    """This installation has no code generator."""
+    """This installation has no code generator, or it cannot write this graph yet."""
 
 
 @dataclass(frozen=True)
@@ -287,6 +287,8 @@ def generate_code(
     except GraphInvalid as exc:  # generate_script validates first and reports every error
         errors = public_graph_errors(exc.errors, settings.data_dir, user.is_admin)
         raise GraphRejected("the graph does not validate", errors) from None
+    except NotImplementedError as exc:  # a valid graph the generator does not write yet (tables)
+        raise CodegenUnavailable(str(exc)) from None
     return f"{_slug(name)}.py", code
 
 

@@ -168,6 +168,8 @@ def training_script(db: Session, settings: Settings, row: Model) -> str:
     except GraphInvalid as exc:
         problems = "; ".join(error.describe() for error in exc.errors)
         raise ModelFilesError(f"cannot write the training script: {problems}", 422) from None
+    except NotImplementedError as exc:  # a graph the generator does not write yet (tables, regression)
+        raise ModelFilesError(f"cannot write the training script: {exc}", 422) from None
 
 
 def hide_paths(message: str, folder: Path) -> str:
