@@ -998,8 +998,11 @@ export interface components {
             /** Count */
             count: number;
         };
-        /** ColumnSummary */
-        ColumnSummary: {
+        /**
+         * ColumnInfo
+         * @description One column of a table as the user sees it: its kind, how many values are missing, its categories.
+         */
+        ColumnInfo: {
             /** Name */
             name: string;
             /**
@@ -1007,10 +1010,16 @@ export interface components {
              * @enum {string}
              */
             kind: "number" | "category";
-            /** Missing */
+            /**
+             * Missing
+             * @default 0
+             */
             missing: number;
-            /** Categories */
-            categories?: string[];
+            /**
+             * Categories
+             * @default []
+             */
+            categories: string[];
         };
         /**
          * ColumnPublic
@@ -1184,9 +1193,9 @@ export interface components {
             size: string | null;
             /**
              * Columns
-             * @description A table's feature columns.
+             * @description A table's feature columns (kind, missing values, categories); null for images.
              */
-            columns?: components["schemas"]["ColumnSummary"][] | null;
+            columns?: components["schemas"]["ColumnInfo"][] | null;
             /**
              * Target
              * @description A table's target column.
