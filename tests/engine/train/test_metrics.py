@@ -8,18 +8,25 @@ import torch
 from sklearn.metrics import confusion_matrix as sk_confusion
 from sklearn.metrics import precision_recall_fscore_support
 
-from dragdl.engine.train.metrics import Running, averages, confusion_matrix, per_class_metrics
+from dragdl.engine.tasks.classification import ClassificationMetrics
+from dragdl.engine.train.metrics import averages, confusion_matrix, per_class_metrics
 
 
 def test_running_sums_loss_accuracy_and_top5() -> None:
-    running = Running(torch.device("cpu"), top5=True)
+    running = ClassificationMetrics(torch.device("cpu"), top5=True)
     gen = torch.Generator().manual_seed(0)
-    logits = [torch.randn(7, 12, generator=gen), torch.randn(5, 12, generator=gen)]
-    targets = [torch.randint(0, 12, (7,), generator=gen), torch.randint(0, 12, (5,), generator=gen)]
+    # More batches than are folded at once, so both the folded sums and the pending steps count.
+    sizes = [7, 5] * (running.FOLD_EVERY // 2 + 3)
+    logits = [torch.randn(n, 12, generator=gen) for n in sizes]
+    targets = [torch.randint(0, 12, (n,), generator=gen) for n in sizes]
     for lg, tg in zip(logits, targets, strict=True):
         running.add(torch.nn.functional.cross_entropy(lg, tg), lg, tg)
     all_logits, all_targets = torch.cat(logits), torch.cat(targets)
+    assert running.count == sum(sizes)
+    resumed = ClassificationMetrics(torch.device("cpu"), top5=True)
+    resumed.load(running.state())  # a checkpoint keeps the steps not folded yet
     values = running.values("val_")
+    assert resumed.values("val_") == values
     assert values["val_loss"] == pytest.approx(
         torch.nn.functional.cross_entropy(all_logits, all_targets).item()
     )

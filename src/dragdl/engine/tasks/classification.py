@@ -13,43 +13,30 @@ from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
 from dragdl.engine.data.splits import Splits, split_indices
 from dragdl.engine.tasks.base import RunningMetrics, TaskKind
 from dragdl.engine.train.config import TrainConfig
-from dragdl.engine.train.metrics import Running, averages, confusion_matrix, per_class_metrics
+from dragdl.engine.train.metrics import averages, confusion_matrix, per_class_metrics
 
 
 class ClassificationMetrics(RunningMetrics):
-    """Loss, accuracy and (from 10 classes) top-5 accuracy, as device sums."""
+    """Loss, accuracy and (from 10 classes) top-5 accuracy."""
 
     def __init__(self, device: torch.device, top5: bool) -> None:
-        self._running = Running(device, top5)
+        self.top5 = top5
+        super().__init__(device)
 
-    @property
-    def count(self) -> int:
-        return self._running.count
+    def keys(self) -> tuple[str, ...]:
+        return ("loss", "correct", "correct5") if self.top5 else ("loss", "correct")
 
-    def reset(self) -> None:
-        self._running.reset()
+    def fold(self, sums: dict[str, Tensor], outputs: Tensor, targets: Tensor) -> None:
+        sums["correct"].add_((outputs.argmax(dim=1) == targets).sum())
+        if self.top5:
+            top = outputs.topk(min(5, outputs.shape[1]), dim=1).indices
+            sums["correct5"].add_((top == targets[:, None]).any(dim=1).sum())
 
-    def add(self, loss: Tensor, outputs: Tensor, targets: Tensor) -> None:
-        self._running.add(loss, outputs, targets)
-
-    def sums(self) -> dict[str, float]:
-        return {"loss": self._running.loss.item(), "correct": float(self._running.correct.item())}
-
-    def values(self, prefix: str = "") -> dict[str, float]:
-        return self._running.values(prefix)
-
-    @staticmethod
-    def window(now: dict[str, float], before: dict[str, float], count: int) -> dict[str, float]:
-        return {
-            "loss": (now["loss"] - before.get("loss", 0.0)) / count,
-            "accuracy": (now["correct"] - before.get("correct", 0.0)) / count,
-        }
-
-    def state(self) -> dict[str, Any]:
-        return self._running.state()
-
-    def load(self, state: dict[str, Any]) -> None:
-        self._running.load(state)
+    def figures(self, sums: dict[str, float], count: int) -> dict[str, float]:
+        out = {"loss": sums["loss"] / count, "accuracy": sums["correct"] / count}
+        if self.top5:
+            out["top5_accuracy"] = sums["correct5"] / count
+        return out
 
 
 class Classification(TaskKind):

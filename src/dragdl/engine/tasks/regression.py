@@ -23,64 +23,29 @@ HISTOGRAM_BINS = 30
 class RegressionMetrics(RunningMetrics):
     """Sums of the loss, |error|, error², y and y², from which MAE, RMSE and R² follow."""
 
-    KEYS = ("loss", "abs", "sq", "y", "y2")
+    def keys(self) -> tuple[str, ...]:
+        return ("loss", "abs", "sq", "y", "y2")
 
-    def __init__(self, device: torch.device) -> None:
-        self.device = device
-        self.reset()
-
-    def reset(self) -> None:
-        self._sums = {key: torch.zeros((), dtype=torch.float64, device=self.device) for key in self.KEYS}
-        self._count = 0
-
-    @property
-    def count(self) -> int:
-        return self._count
-
-    def add(self, loss: Tensor, outputs: Tensor, targets: Tensor) -> None:
-        pred = outputs.detach().reshape(-1).double()
-        y = targets.detach().reshape(-1).double()
+    def fold(self, sums: dict[str, Tensor], outputs: Tensor, targets: Tensor) -> None:
+        pred = outputs.reshape(-1).double()
+        y = targets.reshape(-1).double()
         err = pred - y
-        n = y.shape[0]
-        self._sums["loss"].add_(loss.detach().double(), alpha=n)
-        self._sums["abs"].add_(err.abs().sum())
-        self._sums["sq"].add_(err.square().sum())
-        self._sums["y"].add_(y.sum())
-        self._sums["y2"].add_(y.square().sum())
-        self._count += n
+        sums["abs"].add_(err.abs().sum())
+        sums["sq"].add_(err.square().sum())
+        sums["y"].add_(y.sum())
+        sums["y2"].add_(y.square().sum())
 
-    def sums(self) -> dict[str, float]:
-        return {key: value.item() for key, value in self._sums.items()}
-
-    @staticmethod
-    def _figures(sums: dict[str, float], n: int) -> dict[str, float]:
-        mean = sums["y"] / n
-        total = sums["y2"] - n * mean * mean
+    def figures(self, sums: dict[str, float], count: int) -> dict[str, float]:
+        mean = sums["y"] / count
+        total = sums["y2"] - count * mean * mean
         # R² is undefined when every target is the same; 0 says "no better than the mean".
         r2 = 1.0 - sums["sq"] / total if total > 1e-12 else 0.0
         return {
-            "loss": sums["loss"] / n,
-            "mae": sums["abs"] / n,
-            "rmse": math.sqrt(max(sums["sq"], 0.0) / n),
+            "loss": sums["loss"] / count,
+            "mae": sums["abs"] / count,
+            "rmse": math.sqrt(max(sums["sq"], 0.0) / count),
             "r2": r2,
         }
-
-    def values(self, prefix: str = "") -> dict[str, float]:
-        if self.count == 0:
-            return {}
-        return {f"{prefix}{k}": v for k, v in self._figures(self.sums(), self.count).items()}
-
-    @staticmethod
-    def window(now: dict[str, float], before: dict[str, float], count: int) -> dict[str, float]:
-        diff = {key: now[key] - before.get(key, 0.0) for key in RegressionMetrics.KEYS}
-        return RegressionMetrics._figures(diff, count)
-
-    def state(self) -> dict[str, Any]:
-        return {"sums": dict(self._sums), "count": self.count}
-
-    def load(self, state: dict[str, Any]) -> None:
-        self._sums = {key: state["sums"][key].to(self.device) for key in self.KEYS}
-        self._count = int(state["count"])
 
 
 class Regression(TaskKind):

@@ -1,61 +1,10 @@
-"""Running loss/accuracy sums kept on the device, and the per-class test report."""
+"""The per-class test report of a classifier: confusion matrix, precision, recall, F1."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-import torch
-from torch import Tensor
-
-
-class Running:
-    """Sums of loss, correct and top-5-correct predictions, as device tensors.
-
-    Adding never synchronises with the GPU; `values()` (one `.item()` per metric) is only called
-    at log points.
-    """
-
-    def __init__(self, device: torch.device, top5: bool) -> None:
-        self.device = device
-        self.top5 = top5
-        self.reset()
-
-    def reset(self) -> None:
-        self.loss = torch.zeros((), dtype=torch.float64, device=self.device)
-        self.correct = torch.zeros((), dtype=torch.int64, device=self.device)
-        self.correct5 = torch.zeros((), dtype=torch.int64, device=self.device)
-        self.count = 0
-
-    def add(self, loss: Tensor, logits: Tensor, target: Tensor) -> None:
-        """`loss` is the batch mean."""
-        n = target.shape[0]
-        self.loss.add_(loss.detach(), alpha=n)
-        self.correct += (logits.argmax(dim=1) == target).sum()
-        if self.top5:
-            top = logits.topk(min(5, logits.shape[1]), dim=1).indices
-            self.correct5 += (top == target[:, None]).any(dim=1).sum()
-        self.count += n
-
-    def values(self, prefix: str = "") -> dict[str, float]:
-        if self.count == 0:
-            return {}
-        out = {
-            f"{prefix}loss": self.loss.item() / self.count,
-            f"{prefix}accuracy": self.correct.item() / self.count,
-        }
-        if self.top5:
-            out[f"{prefix}top5_accuracy"] = self.correct5.item() / self.count
-        return out
-
-    def state(self) -> dict[str, Any]:
-        return {"loss": self.loss, "correct": self.correct, "correct5": self.correct5, "count": self.count}
-
-    def load(self, state: dict[str, Any]) -> None:
-        self.loss = state["loss"].to(self.device)
-        self.correct = state["correct"].to(self.device)
-        self.correct5 = state["correct5"].to(self.device)
-        self.count = int(state["count"])
 
 
 def confusion_matrix(targets: np.ndarray, preds: np.ndarray, num_classes: int) -> np.ndarray:

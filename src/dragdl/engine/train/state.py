@@ -47,6 +47,13 @@ class TrainState:
             bad_epochs=int(data["bad_epochs"]),
             stopped_early=bool(data["stopped_early"]),
             train_time=float(data["train_time"]),
-            logged={str(k): float(v) for k, v in data["logged"].items()},
+            logged=_logged(data),
             logged_count=int(data["logged_count"]),
         )
+
+
+def _logged(data: dict[str, Any]) -> dict[str, float]:
+    if "logged" in data:
+        return {str(k): float(v) for k, v in data["logged"].items()}
+    # A checkpoint written before task kinds kept a classifier's two sums by name.
+    return {"loss": float(data["logged_loss"]), "correct": float(data["logged_correct"])}
