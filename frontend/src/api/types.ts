@@ -60,6 +60,8 @@ export interface CatalogEntry {
   outputs: PortSpec[];
   random: boolean;
   params_schema: JsonSchema;
+  /** Train nodes only: the task kind the node trains ("classification", "regression"). */
+  task?: string;
 }
 
 export interface GraphNodeSpec {
@@ -94,11 +96,23 @@ export interface GraphError {
   details: Record<string, unknown>;
 }
 
+/** A table column as the server describes it (engine/data/tables.py ColumnInfo). */
+export interface ColumnInfo {
+  name: string;
+  kind: 'number' | 'category';
+  missing: number;
+  /** The known values of a category column, sorted; empty for numbers. */
+  categories: string[];
+}
+
 export interface DatasetSummary {
   classes: string[];
   count: number;
   channels: number;
   size: string | null;
+  /** Tables only: the input columns (without the target) and the target column. */
+  columns?: ColumnInfo[];
+  target?: string | null;
 }
 
 export interface ValidationResult {

@@ -305,7 +305,8 @@ const zh: Messages = {
       pipeline_branch: '数据算子必须连成一条链，但在{{node}}之后分叉了',
       output_mismatch:
         '网络最后输出 {{shape}}，但训练需要每个类别一个分数（共 {{classes}} 类）：请以展平和全连接层结尾，并把输出数设为“自动”',
-      value_output_mismatch: '网络最后输出 {{shape}}，但回归需要每个样本一个数值：请以全连接层结尾，并把输出数设为“自动”',
+      value_output_mismatch:
+        '网络最后输出 {{shape}}，但回归需要每个样本一个数值：请以全连接层结尾，并把输出数设为“自动”',
       param_invalid: '{{field}}的值不被允许',
       shape_mismatch: '{{node}}收到的数据形状不适合它',
       shape_unknown: '{{node}}无法推断输入数据的形状',
