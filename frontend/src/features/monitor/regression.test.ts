@@ -111,7 +111,7 @@ describe('predicted vs. actual', () => {
     // The diagonal runs from corner to corner of a square plot: both axes span the same range,
     // which holds every point with some room (lowest 1, highest 10).
     expect(identity!.type).toBe('line');
-    const [[x0, y0], [x1, y1]] = identity!.data as [number, number][];
+    const [[x0, y0], [x1, y1]] = identity!.data as [[number, number], [number, number]];
     expect(x0).toBe(y0);
     expect(x1).toBe(y1);
     expect(option.xAxis.min).toBe(option.yAxis.min);
