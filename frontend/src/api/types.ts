@@ -111,7 +111,7 @@ export interface DatasetSummary {
   channels: number;
   size: string | null;
   /** Tables only: the input columns (without the target) and the target column. */
-  columns?: ColumnInfo[];
+  columns?: ColumnInfo[] | null;
   target?: string | null;
 }
 
