@@ -100,7 +100,7 @@ class RichReporter:
         table.add_column("metric", style="cyan")
         table.add_column("value", justify="right")
         table.add_row("status", status)
-        for key in ("test_accuracy", "test_top5_accuracy", "test_loss"):
+        for key in ("test_accuracy", "test_top5_accuracy", "test_mae", "test_rmse", "test_r2", "test_loss"):
             if key in test:
                 table.add_row(key.replace("_", " "), _fmt(key, test[key]))
         timings = report.get("timings") or {}
@@ -108,7 +108,8 @@ class RichReporter:
             if isinstance(value, int | float) and key.endswith("_s") and not key.endswith("per_s"):
                 table.add_row(f"{key[:-2].replace('_', ' ')} time", f"{value:.1f} s")
         if isinstance(timings.get("mean_samples_per_s"), int | float):
-            table.add_row("training speed", f"{timings['mean_samples_per_s']:.0f} images/s")
+            unit = "images" if len(report.get("input_shape") or ()) == 3 else "samples"
+            table.add_row("training speed", f"{timings['mean_samples_per_s']:.0f} {unit}/s")
         table.add_row("epochs", str(report.get("epochs_completed", len(report.get("history", [])))))
         if report.get("stopped_early"):
             table.add_row("early stopping", f"best epoch {report.get('best_epoch')}")

@@ -910,6 +910,41 @@ export interface components {
              */
             invert: "auto" | "yes" | "no";
         };
+        /**
+         * CatalogEntry
+         * @description One node type: the palette entry, its ports and the JSON Schema of its params form.
+         */
+        CatalogEntry: {
+            /** Type */
+            type: string;
+            /**
+             * Category
+             * @enum {string}
+             */
+            category: "dataset" | "op" | "layer" | "model" | "train";
+            /** Title */
+            title: string;
+            /** Description */
+            description: string;
+            /** Inputs */
+            inputs: components["schemas"]["PortSpec"][];
+            /** Outputs */
+            outputs: components["schemas"]["PortSpec"][];
+            /** Random */
+            random: boolean;
+            /**
+             * Task
+             * @description The task kind of a train node (classification, regression).
+             */
+            task?: string | null;
+            /**
+             * Params Schema
+             * @description JSON Schema of the params (with x-* form hints).
+             */
+            params_schema: {
+                [key: string]: unknown;
+            };
+        };
         /** ClassPreview */
         ClassPreview: {
             /** Index */
@@ -939,6 +974,20 @@ export interface components {
             name: string;
             /** Count */
             count: number;
+        };
+        /** ColumnSummary */
+        ColumnSummary: {
+            /** Name */
+            name: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "number" | "category";
+            /** Missing */
+            missing: number;
+            /** Categories */
+            categories?: string[];
         };
         /**
          * Credentials
@@ -1057,6 +1106,30 @@ export interface components {
             node: {
                 [key: string]: unknown;
             };
+        };
+        /** DatasetSummary */
+        DatasetSummary: {
+            /** Classes */
+            classes: string[];
+            /** Count */
+            count: number;
+            /** Channels */
+            channels: number;
+            /**
+             * Size
+             * @description HxW when all images share it.
+             */
+            size: string | null;
+            /**
+             * Columns
+             * @description A table's feature columns.
+             */
+            columns?: components["schemas"]["ColumnSummary"][] | null;
+            /**
+             * Target
+             * @description A table's target column.
+             */
+            target?: string | null;
         };
         /** DatasetsPublic */
         DatasetsPublic: {
@@ -1357,6 +1430,17 @@ export interface components {
             data: components["schemas"]["ModelPublic"][];
             /** Count */
             count: number;
+        };
+        /** PortSpec */
+        PortSpec: {
+            /** Name */
+            name: string;
+            /** Types */
+            types: ("images" | "table" | "sequence" | "points" | "tensor" | "logits")[];
+            /** Multiple */
+            multiple: boolean;
+            /** Label */
+            label: string;
         };
         /** PredictionsPublic */
         PredictionsPublic: {
@@ -1834,6 +1918,38 @@ export interface components {
             /** Context */
             ctx?: Record<string, never>;
         };
+        /**
+         * ValidationResult
+         * @description What `POST /api/graphs/validate`, `dragdl validate` and the canvas receive.
+         */
+        ValidationResult: {
+            /** Ok */
+            ok: boolean;
+            /** Errors */
+            errors?: components["schemas"]["GraphError"][];
+            /**
+             * Shapes
+             * @description Output shape per node id, e.g. 16x28x28 or 13 features.
+             */
+            shapes?: {
+                [key: string]: string;
+            };
+            dataset?: components["schemas"]["DatasetSummary"] | null;
+            /**
+             * Model Inputs
+             * @description What each pretrained model node expects (size, normalization).
+             */
+            model_inputs?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * Task
+             * @description The train node's task kind, when the graph has one.
+             */
+            task?: string | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -1880,9 +1996,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    }[];
+                    "application/json": components["schemas"]["CatalogEntry"][];
                 };
             };
             /** @description Validation Error */
@@ -2493,9 +2607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ValidationResult"];
                 };
             };
             /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */

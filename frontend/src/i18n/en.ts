@@ -320,6 +320,8 @@ const en = {
         'The network ends with {{shape}} outputs, but training needs one score per class ({{classes}}): end with Flatten and a Linear with Outputs set to Automatic',
       value_output_mismatch:
         'The network ends with {{shape}} outputs, but a regressor predicts one value per sample: end with a Linear with Outputs set to Automatic',
+      too_few_classes: 'The dataset of {{node}} has fewer than 2 classes; a classifier needs at least 2',
+      target_not_numeric: 'The target of {{node}} holds a value that is not a number; a regressor needs numbers',
       param_invalid: '{{field}} has a value that is not allowed',
       shape_mismatch: '{{node}} receives data of a shape it cannot take',
       shape_unknown: '{{node}} cannot work out the shape of its input',

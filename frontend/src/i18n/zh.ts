@@ -320,6 +320,8 @@ const zh: Messages = {
         '网络最后输出 {{shape}}，但训练需要每个类别一个分数（共 {{classes}} 类）：请以展平和全连接层结尾，并把输出数设为“自动”',
       value_output_mismatch:
         '网络最后输出 {{shape}}，但回归需要每个样本一个数值：请以全连接层结尾，并把输出数设为“自动”',
+      too_few_classes: '{{node}} 的数据集少于 2 个类别；分类器至少需要 2 个',
+      target_not_numeric: '{{node}} 的目标中有不是数字的值；回归器需要数字',
       param_invalid: '{{field}}的值不被允许',
       shape_mismatch: '{{node}}收到的数据形状不适合它',
       shape_unknown: '{{node}}无法推断输入数据的形状',

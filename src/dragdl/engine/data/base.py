@@ -10,15 +10,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from dragdl.engine.errors import EngineError
 
-class DatasetError(Exception):
+
+class DatasetError(EngineError):
     """A dataset cannot be read. The message names the file, row or param concerned."""
 
     def __init__(self, message: str, field: str | None = None, code: str = "dataset_invalid") -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-        self.code = code
+        super().__init__(code, message, field=field)
 
 
 @dataclass(frozen=True)

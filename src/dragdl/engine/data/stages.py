@@ -12,6 +12,8 @@ import torch
 from torch import Tensor, nn
 from torchvision.transforms.v2 import functional as F
 
+from dragdl.engine.errors import EngineError
+
 
 @dataclass(frozen=True)
 class OpStage:
@@ -28,21 +30,18 @@ class OpStage:
     """How messages name the op, e.g. `log (Lambda)`; the node id when empty."""
 
 
-class NonFiniteError(Exception):
+class NonFiniteError(EngineError):
     """A data operator turned finite pixels into NaN or infinity (e.g. `log(x)` on a black pixel).
 
     `str()` starts with `node <id>: ` so that the node survives a DataLoader worker, which re-raises
     an exception from its text alone.
     """
 
-    code = "non_finite"
-
     def __init__(self, message: str, node_id: str | None = None) -> None:
         if node_id is None:
             node_id, message = _from_text(message)
-        super().__init__(f"node {node_id}: {message}" if node_id else message)
-        self.message = message
-        self.node_id = node_id
+        super().__init__("non_finite", message, node_id)
+        self.args = (f"node {node_id}: {message}" if node_id else message,)
 
 
 _RERAISED = re.compile(r"NonFiniteError: node ([A-Za-z0-9_-]+): (.*)$")

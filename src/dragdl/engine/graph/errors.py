@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from dragdl.engine.errors import EngineError
+
 
 class GraphError(BaseModel):
     """A problem in a graph, tied to the node and field it concerns when there is one.
@@ -37,18 +39,14 @@ class GraphInvalid(Exception):
         super().__init__("; ".join(e.describe() for e in errors))
 
 
-class NodeError(Exception):
+class NodeError(EngineError):
     """Raised inside a node's code to report a problem with one of its params.
 
     Validation and the compiler turn it into a `GraphError` carrying the node id.
     """
 
     def __init__(self, code: str, message: str, field: str | None = None, **details: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.field = field
-        self.details = details
+        super().__init__(code, message, field=field, details=details)
 
     def to_graph_error(self, node_id: str | None) -> GraphError:
         return GraphError(

@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo
 from dragdl.engine.graph.errors import GraphError, NodeError
 from dragdl.engine.graph.spec import Graph
@@ -27,27 +25,7 @@ from dragdl.engine.nodes.base import (
     ShapeContext,
     format_shape,
 )
-
-
-class DatasetSummary(BaseModel):
-    classes: list[str]
-    count: int
-    channels: int
-    size: str | None = Field(description="HxW when all images share it.")
-
-
-class ValidationResult(BaseModel):
-    """What `POST /api/graphs/validate`, `dragdl validate` and the canvas receive."""
-
-    ok: bool
-    errors: list[GraphError] = Field(default_factory=list)
-    shapes: dict[str, str] = Field(
-        default_factory=dict, description="Output shape per node id, e.g. 16x28x28."
-    )
-    dataset: DatasetSummary | None = None
-    model_inputs: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="What each pretrained model node expects (size, normalization)."
-    )
+from dragdl.engine.payloads import DatasetSummary, ValidationResult
 
 
 @dataclass
@@ -125,6 +103,7 @@ def to_result(analysis: Analysis) -> ValidationResult:
             size=None if info.size is None else f"{info.size[0]}x{info.size[1]}",
         ),
         model_inputs=model_inputs,
+        task=None if analysis.structure.task is None else analysis.structure.task.name,
     )
 
 

@@ -101,6 +101,9 @@ class TrainNode(NodeType[P]):
     inputs: ClassVar = (Port("in", ("tensor", "logits"), label="model output"),)
     task: ClassVar[TaskKind]
 
+    def catalog_entry(self) -> dict[str, Any]:
+        return {**super().catalog_entry(), "task": self.task.name}
+
 
 class EmptyParams(BaseModel):
     model_config = {"extra": "forbid"}

@@ -8,17 +8,15 @@ from dataclasses import dataclass
 
 import torch
 
+from dragdl.engine.errors import EngineError
 from dragdl.engine.train.config import AmpChoice, DeviceChoice
 
 
-class TrainError(Exception):
+class TrainError(EngineError):
     """A run cannot go on; `code` is machine-readable (for ErrorEvent and the runner's retry choice)."""
 
     def __init__(self, code: str, message: str, node_id: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.node_id = node_id
+        super().__init__(code, message, node_id)
 
 
 def resolve_device(choice: DeviceChoice) -> torch.device:

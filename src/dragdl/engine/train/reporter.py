@@ -74,6 +74,9 @@ def _scores(values: dict[str, float], prefix: str, top5: bool = False) -> str:
         parts.append(f"acc {values[f'{prefix}accuracy']:.2%}")
     if top5 and f"{prefix}top5_accuracy" in values:
         parts.append(f"top-5 {values[f'{prefix}top5_accuracy']:.2%}")
+    for name, label in (("mae", "MAE"), ("rmse", "RMSE"), ("r2", "R²")):  # a regressor's figures
+        if f"{prefix}{name}" in values:
+            parts.append(f"{label} {values[f'{prefix}{name}']:.4g}")
     return " ".join(parts)
 
 

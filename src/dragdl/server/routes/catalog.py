@@ -4,11 +4,13 @@ from typing import Any, Literal
 
 from fastapi import APIRouter
 
+from dragdl.engine.payloads import CatalogEntry
+
 router = APIRouter(prefix="/api", tags=["catalog"])
 
 
 @router.get("/catalog", operation_id="getCatalog")
-def get_catalog(lang: Literal["en", "zh"] = "en") -> list[dict[str, Any]]:
+def get_catalog(lang: Literal["en", "zh"] = "en") -> list[CatalogEntry]:
     """Every node type with its ports and the JSON Schema of its params (drives palette and forms).
 
     `lang` picks the language of titles, descriptions, port and choice labels (`x-enum-labels`).
@@ -17,7 +19,7 @@ def get_catalog(lang: Literal["en", "zh"] = "en") -> list[dict[str, Any]]:
     """
     from dragdl.engine.nodes.i18n import localized_catalog
 
-    return localized_catalog(lang, downloads=False)
+    return [CatalogEntry.model_validate(entry) for entry in localized_catalog(lang, downloads=False)]
 
 
 @router.get("/schema/graph", operation_id="getGraphSchema")

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
 from fastapi.responses import JSONResponse
 
+from dragdl.engine.payloads import ValidationResult
 from dragdl.server.db.models import Graph as GraphRow
 from dragdl.server.db.models import GraphVersion, User
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
@@ -61,7 +62,7 @@ def _detail(db: SessionDep, row: GraphRow, version: GraphVersion | None = None) 
 @router.post("/validate", operation_id="validateGraph", responses=error_responses(400))
 def validate(
     user: CurrentUser, db: SessionDep, settings: SettingsDep, graph: Annotated[dict[str, Any], Body()]
-) -> dict[str, Any]:
+) -> ValidationResult:
     """Validate a graph: every error with its node and field, and every node's inferred output shape.
 
     Validation problems are the answer, not a failed request, so this returns 200 with `ok: false`.

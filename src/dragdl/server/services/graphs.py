@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.payloads import ValidationResult
 from dragdl.server.db.models import Graph as GraphRow
 from dragdl.server.db.models import GraphVersion, User, utcnow
 from dragdl.server.errors import public_graph_errors
@@ -256,16 +257,16 @@ def get_template(template_id: str) -> Template | None:
 # --- validation and code ------------------------------------------------------------------------
 
 
-def validate(db: Session, settings: Settings, user: User, raw: dict[str, Any]) -> dict[str, Any]:
+def validate(db: Session, settings: Settings, user: User, raw: dict[str, Any]) -> ValidationResult:
     """Validation with the user's uploaded datasets; a graph refused by policy is not read at all."""
     refused = check_graph_policy(raw, user)
     if refused:
-        return {"ok": False, "errors": [e.model_dump(mode="json") for e in refused], "shapes": {}}
+        return ValidationResult(ok=False, errors=refused)
     from dragdl.engine.graph.validate import validate_graph
 
     result = validate_graph(raw, data_context_for(db, settings, user))
     errors = public_graph_errors(result.errors, settings.data_dir, user.is_admin)
-    return result.model_copy(update={"errors": errors}).model_dump(mode="json")
+    return result.model_copy(update={"errors": errors})
 
 
 def generate_code(

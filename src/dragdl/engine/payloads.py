@@ -1,0 +1,65 @@
+"""What the engine answers to clients, as typed models: the node catalog and validation results.
+
+Kept free of torch so that the server can declare them as response models at import time (its
+OpenAPI document, and so the generated TypeScript types, then describe them exactly).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from dragdl.engine.graph.errors import GraphError
+
+
+class PortSpec(BaseModel):
+    name: str
+    types: list[Literal["images", "table", "sequence", "points", "tensor", "logits"]]
+    multiple: bool
+    label: str
+
+
+class CatalogEntry(BaseModel):
+    """One node type: the palette entry, its ports and the JSON Schema of its params form."""
+
+    type: str
+    category: Literal["dataset", "op", "layer", "model", "train"]
+    title: str
+    description: str
+    inputs: list[PortSpec]
+    outputs: list[PortSpec]
+    random: bool
+    task: str | None = Field(None, description="The task kind of a train node (classification, regression).")
+    params_schema: dict[str, Any] = Field(description="JSON Schema of the params (with x-* form hints).")
+
+
+class ColumnSummary(BaseModel):
+    name: str
+    kind: Literal["number", "category"]
+    missing: int
+    categories: list[str] = Field(default_factory=list)
+
+
+class DatasetSummary(BaseModel):
+    classes: list[str]
+    count: int
+    channels: int
+    size: str | None = Field(description="HxW when all images share it.")
+    columns: list[ColumnSummary] | None = Field(None, description="A table's feature columns.")
+    target: str | None = Field(None, description="A table's target column.")
+
+
+class ValidationResult(BaseModel):
+    """What `POST /api/graphs/validate`, `dragdl validate` and the canvas receive."""
+
+    ok: bool
+    errors: list[GraphError] = Field(default_factory=list)
+    shapes: dict[str, str] = Field(
+        default_factory=dict, description="Output shape per node id, e.g. 16x28x28 or 13 features."
+    )
+    dataset: DatasetSummary | None = None
+    model_inputs: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="What each pretrained model node expects (size, normalization)."
+    )
+    task: str | None = Field(None, description="The train node's task kind, when the graph has one.")
