@@ -61,7 +61,7 @@ export interface CatalogEntry {
   random: boolean;
   params_schema: JsonSchema;
   /** Train nodes only: the task kind the node trains ("classification", "regression"). */
-  task?: string;
+  task?: string | null;
 }
 
 export interface GraphNodeSpec {
