@@ -21,7 +21,16 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from dragdl.client import ApiError, DragDLClient, Event, Prediction, Task
+    from dragdl.client import (
+        ApiError,
+        DragDLClient,
+        Event,
+        Model,
+        Prediction,
+        RowPredictions,
+        Task,
+        ValuePrediction,
+    )
     from dragdl.engine.train.events import Event as EngineEvent
     from dragdl.engine.train.events import Status
 
@@ -55,7 +64,17 @@ _TRAINER_STATUS: dict[str, Status] = {
     "STOPPED": "stopped",
 }
 """Task statuses as the trainer names them; QUEUED has no trainer counterpart."""
-_HEADLINE_METRICS = ("test_accuracy", "val_accuracy", "accuracy", "test_loss", "val_loss", "loss")
+_HEADLINE_METRICS = (
+    "test_accuracy",
+    "val_accuracy",
+    "accuracy",
+    "test_r2",
+    "val_r2",
+    "test_loss",
+    "val_loss",
+    "loss",
+)
+"""The first of these a task has is its headline (a classifier's accuracy, a regressor's R²)."""
 
 
 class StatusChoice(StrEnum):
@@ -259,7 +278,7 @@ def _summary(client: DragDLClient, task: Task) -> None:
         table.add_row("time", f"{task.elapsed_s:.1f} s")
     best = task.best_metrics
     shown = [k for k in best if k.startswith("test_")]
-    shown += [k for k in ("val_accuracy", "val_loss") if k in best]
+    shown += [k for k in ("val_accuracy", "val_r2", "val_loss") if k in best]
     for key in shown or sorted(best):
         table.add_row(key.replace("_", " "), _fmt(key, best[key]))
     model = next((m for m in client.list_models() if m.task_id == task.id), None)
@@ -267,8 +286,9 @@ def _summary(client: DragDLClient, task: Task) -> None:
         table.add_row("model", model.id)
     console.print(table)
     if model is not None:
+        inputs = "TABLE.csv" if model.input_columns is not None else "IMAGE..."
         console.print(
-            f"predict with: dragdl predict --server {escape(client.server_url)} {model.id} IMAGE...",
+            f"predict with: dragdl predict --server {escape(client.server_url)} {model.id} {inputs}",
             highlight=False,
         )
 
@@ -356,6 +376,10 @@ def predict_remote(
     rows: list[tuple[Path, Prediction]] = []
     with _session(server) as client:
         model = client.get_model(model_id)
+        if model.input_columns is not None:
+            _fail(f"model {model_id} takes table rows, not images: give it a CSV file (predict_csv_remote)")
+        if model.task != "classification":
+            _fail(f"model {model_id} is a {model.task} model; predict its images with the SDK's predict()")
         for start in range(0, len(files), _BATCH):
             batch = files[start : start + _BATCH]
             try:
@@ -365,8 +389,30 @@ def predict_remote(
                     raise
                 rows.extend(_one_by_one(client, model_id, batch, top_k))
                 continue
-            rows.extend(zip((path for path, _ in batch), answer.predictions, strict=True))
+            rows.extend(zip((path for path, _ in batch), _classified(answer.predictions), strict=True))
     return model.name, model.classes, rows
+
+
+def _classified(predictions: list[Prediction | ValuePrediction]) -> list[Prediction]:
+    """A classifier's predictions (predict_remote checked the model's kind first)."""
+    from dragdl.client import Prediction
+
+    found = [p for p in predictions if isinstance(p, Prediction)]
+    if len(found) != len(predictions):
+        _fail("the server answered values, not classes: the model is not a classifier")
+    return found
+
+
+def predict_csv_remote(server: str, model_id: str, table: Path) -> tuple[Model, RowPredictions]:
+    """The model and its predictions for every row of a CSV/TSV file, for `dragdl predict --server`
+    on a table model. Every failure (a bad cell names its row and column) ends the command."""
+    if not table.is_file():
+        _fail(f"{table}: no such file")
+    with _session(server) as client:
+        model = client.get_model(model_id)
+        if model.input_columns is None:
+            _fail(f"model {model_id} is an image model: give it images, not {table.name}")
+        return model, client.predict_csv(model_id, table)
 
 
 def _one_by_one(
@@ -376,7 +422,7 @@ def _one_by_one(
 
     for path, explicit in batch:
         try:
-            yield path, client.predict(model_id, [path], top_k).predictions[0]
+            yield path, _classified(client.predict(model_id, [path], top_k).predictions)[0]
         except ApiError as exc:
             if explicit or exc.status != 400:
                 raise

@@ -262,3 +262,73 @@ def test_uploaded_node_reports_reader_errors_on_its_field(tmp_path: Path) -> Non
     with pytest.raises(DatasetError, match="need one per class") as raised:
         UploadedDatasetNode().describe(UploadedParams(dataset_id="x"), ctx)
     assert raised.value.field == "dataset_id"
+
+
+# --- tables ---------------------------------------------------------------------------------------------
+
+
+def iris_csv(separator: str = ",", blank_every: int = 0) -> bytes:
+    """scikit-learn's iris as a table with the species names; every `blank_every`-th petal width empty."""
+    from sklearn.datasets import load_iris
+
+    iris = load_iris()
+    lines = [separator.join([*iris.feature_names, "species"])]
+    for i, (row, target) in enumerate(zip(iris.data, iris.target, strict=True)):
+        cells = [f"{v:g}" for v in row]
+        if blank_every and i % blank_every == 0:
+            cells[3] = ""
+        lines.append(separator.join([*cells, str(iris.target_names[target])]))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_a_csv_table_upload_previews_its_columns(user_client: TestClient, settings: Settings) -> None:
+    body = created(upload(user_client, [("iris.csv", iris_csv(blank_every=50))], name="Iris"))
+    assert body["kind"] == "table" and body["name"] == "Iris" and body["count"] == 150
+    assert body["channels"] == 0 and body["size"] is None and body["size_stats"] is None
+    assert body["classes"] == []
+    columns = {c["name"]: c for c in body["columns"]}
+    assert list(columns)[-1] == "species" and len(columns) == 5
+    assert columns["species"] == {
+        "name": "species",
+        "kind": "category",
+        "missing": 0,
+        "categories": ["setosa", "versicolor", "virginica"],
+    }
+    assert columns["petal width (cm)"]["kind"] == "number" and columns["petal width (cm)"]["missing"] == 3
+    assert columns["sepal length (cm)"] == {
+        "name": "sepal length (cm)",
+        "kind": "number",
+        "missing": 0,
+        "categories": [],
+    }
+    node = {"type": "dataset.table", "params": {"source": "uploaded", "dataset_id": body["id"]}}
+    assert body["node"] == node
+    stored = settings.datasets_dir / body["id"] / "data" / "table.csv"
+    assert stored.read_bytes() == iris_csv(blank_every=50)
+    detail = user_client.get(f"/api/datasets/{body['id']}").json()
+    assert detail["columns"] == body["columns"] and detail["classes"] == []
+    assert user_client.get(f"/api/datasets/{body['id']}/thumbnails/0/0").status_code == 404
+
+
+def test_tsv_and_parquet_tables_read_as_the_same_columns(user_client: TestClient) -> None:
+    from .hostile.corpus import parquet
+
+    tsv = created(upload(user_client, [("iris.tsv", iris_csv("\t"))]))
+    csv_rows = iris_csv().decode().splitlines()
+    names = csv_rows[0].split(",")
+    cells = [line.split(",") for line in csv_rows[1:]]
+    frame = {n: [float(c[i]) if i < 4 else c[i] for c in cells] for i, n in enumerate(names)}
+    par = created(upload(user_client, [("iris.parquet", parquet(frame))]))
+    assert tsv["name"] == "iris" and tsv["count"] == par["count"] == 150
+    assert tsv["columns"] == par["columns"]
+    assert [c["kind"] for c in par["columns"]] == ["number"] * 4 + ["category"]
+
+
+def test_an_uploaded_table_counts_against_the_quota_and_is_private(
+    user_client: TestClient, other_client: TestClient
+) -> None:
+    body = created(upload(user_client, [("iris.csv", iris_csv())]))
+    assert body["size_bytes"] == len(iris_csv())
+    assert other_client.get(f"/api/datasets/{body['id']}").status_code == 404
+    assert other_client.delete(f"/api/datasets/{body['id']}").status_code == 404
+    assert user_client.delete(f"/api/datasets/{body['id']}").status_code == 204

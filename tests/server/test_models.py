@@ -150,12 +150,90 @@ def test_predict_matches_the_bundle_in_process(
         assert np.allclose(got["probabilities"], want.probabilities, atol=1e-6)
         assert [s["class"] for s in got["top_k"]] == [s.label for s in want.top_k]
         assert got["top_k"][0]["probability"] == pytest.approx(got["probability"])
+    # The classification answer is what it was before task kinds: the same keys, nothing added.
+    assert set(body) == {"model_id", "classes", "batched", "predictions"}
+    assert {key for p in body["predictions"] for key in p} == {
+        "filename",
+        "class",
+        "index",
+        "probability",
+        "top_k",
+        "probabilities",
+        "inverted",
+    }
     listed = user_client.get("/api/models").json()
     assert listed["count"] == 1 and listed["data"][0]["name"] == "Digits v1"
-    assert user_client.get(f"/api/models/{model_id}").json()["exports"] == []
+    detail = user_client.get(f"/api/models/{model_id}").json()
+    assert detail["exports"] == [] and detail["task"] == "classification"
+    assert detail["input_columns"] is None and detail["target"] is None
     manifest = user_client.get(f"/api/models/{model_id}/manifest").json()
     assert manifest["classes"] == body["classes"] and manifest["input"]["size"] == [8, 8]
     assert "preprocessing" in manifest
+
+
+@pytest.fixture(scope="module")
+def regression_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny regressor of the digit's value from its 8x8 image (the class names read as numbers)."""
+    from dragdl.engine.data.base import DataContext
+    from dragdl.engine.run import run_graph
+    from dragdl.engine.train.reporter import ListReporter
+
+    graph = digits_graph()
+    graph["nodes"][-1] = {
+        "id": "train",
+        "type": "train.Regressor",
+        "params": {"epochs": 1, "batch_size": 128, "lr": 0.01, "seed": 0, "device": "cpu"},
+    }
+    root = tmp_path_factory.mktemp("regression")
+    out = root / "run"
+    result = run_graph(graph, DataContext(data_dir=root, allow_download=False), out, ListReporter())
+    assert result.status == "succeeded"
+    return out
+
+
+@pytest.fixture
+def regression_id(
+    regression_bundle: Path, settings: Settings, user_client: TestClient, db_session: Session
+) -> str:
+    folder = settings.artifacts_dir / "task-2"
+    shutil.copytree(regression_bundle, folder)
+    row = Model(
+        owner_id=user_client.user["id"],  # type: ignore[attr-defined]
+        name="Digit value",
+        path="artifacts/task-2",
+        classes=[],
+        metrics={"test": {"test_mae": 2.0, "test_rmse": 2.5, "test_r2": 0.2}},
+        input_spec={"channels": 1, "size": [8, 8]},
+        task="regression",
+    )
+    db_session.add(row)
+    db_session.commit()
+    return row.id
+
+
+def test_a_regression_model_answers_a_value_per_image(
+    user_client: TestClient, regression_id: str, settings: Settings
+) -> None:
+    import torch
+
+    from dragdl.engine.bundle import load_bundle
+
+    images = digit_pngs(6)
+    response = predict(user_client, regression_id, images)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["classes"] == []
+    assert [set(p) for p in body["predictions"]] == [{"filename", "value", "inverted"}] * 6
+    bundle = load_bundle(settings.artifacts_dir / "task-2")
+    expected = bundle.logits(torch.stack([bundle.preprocess(image) for image in images])).reshape(-1)
+    got = [p["value"] for p in body["predictions"]]
+    assert np.allclose(got, expected.tolist(), atol=1e-5)
+    assert len(set(got)) > 1  # six different digits: not one constant answer
+    detail = user_client.get(f"/api/models/{regression_id}").json()
+    assert detail["task"] == "regression" and detail["classes"] == []
+    assert detail["metrics"]["test"]["test_r2"] == 0.2 and detail["input_columns"] is None
+    rows = user_client.post(f"/api/models/{regression_id}/predict/rows", json={"rows": [{"a": 1}]})
+    assert rows.status_code == 422 and "image model" in rows.json()["detail"]
 
 
 def test_bad_images_are_refused(user_client: TestClient, model_id: str) -> None:

@@ -603,9 +603,32 @@ export interface paths {
         put?: never;
         /**
          * Predict
-         * @description Classify images with the model, using the evaluation transforms it was trained with.
+         * @description Predict images with the model, using the evaluation transforms it was trained with: ranked
+         *     classes for a classifier, a `value` for a regression model.
          */
         post: operations["predict"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/{model_id}/predict/rows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Predict Rows
+         * @description Predict rows of a table with a table model: JSON `{"rows": [{column: value}, ...]}` (at most
+         *     1000 rows), or a CSV upload in the multipart field `file`. Rows are counted from 1 (in a file,
+         *     after the header). A classifier answers class scores per row, a regression model a `value`.
+         */
+        post: operations["predictRows"];
         delete?: never;
         options?: never;
         head?: never;
@@ -975,6 +998,30 @@ export interface components {
             /** Count */
             count: number;
         };
+        /**
+         * ColumnPublic
+         * @description A column of a table: its name, kind, how many values were missing in training, its categories.
+         */
+        ColumnPublic: {
+            /** Name */
+            name: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "number" | "category";
+            /**
+             * Missing
+             * @description Missing values in the training table.
+             * @default 0
+             */
+            missing: number;
+            /**
+             * Categories
+             * @description The values of a category column, sorted; empty for numbers.
+             */
+            categories?: string[];
+        };
         /** ColumnSummary */
         ColumnSummary: {
             /** Name */
@@ -1007,31 +1054,37 @@ export interface components {
             name: string;
             /**
              * Kind
-             * @description folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class.
+             * @description folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class; table: a CSV, TSV or Parquet table (see `columns`).
              * @enum {string}
              */
-            kind: "folder" | "csv" | "bitmaps";
+            kind: "folder" | "csv" | "bitmaps" | "table";
             /**
              * Count
-             * @description Images in all classes.
+             * @description Images in all classes; a table's rows.
              */
             count: number;
             /**
              * Channels
-             * @description 1 when every image is grayscale, else 3.
+             * @description 1 when every image is grayscale, else 3; 0 for a table.
              */
             channels: number;
             /**
              * Size
-             * @description [height, width] when every image has it, else null.
+             * @description [height, width] when every image has it, else null (and for a table).
              */
             size: [
                 number,
                 number
             ] | null;
-            size_stats: components["schemas"]["SizeStats"];
+            /** @description The images' sizes; null for a table. */
+            size_stats: components["schemas"]["SizeStats"] | null;
             /** Classes */
             classes: components["schemas"]["ClassPreview"][];
+            /**
+             * Columns
+             * @description A table's columns: name, kind (number or category), missing values, categories; null for images.
+             */
+            columns?: components["schemas"]["ColumnPublic"][] | null;
             /** Size Bytes */
             size_bytes: number;
             /**
@@ -1061,31 +1114,40 @@ export interface components {
             name: string;
             /**
              * Kind
-             * @description folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class.
+             * @description folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class; table: a CSV, TSV or Parquet table (see `columns`).
              * @enum {string}
              */
-            kind: "folder" | "csv" | "bitmaps";
+            kind: "folder" | "csv" | "bitmaps" | "table";
             /**
              * Count
-             * @description Images in all classes.
+             * @description Images in all classes; a table's rows.
              */
             count: number;
             /**
              * Channels
-             * @description 1 when every image is grayscale, else 3.
+             * @description 1 when every image is grayscale, else 3; 0 for a table.
              */
             channels: number;
             /**
              * Size
-             * @description [height, width] when every image has it, else null.
+             * @description [height, width] when every image has it, else null (and for a table).
              */
             size: [
                 number,
                 number
             ] | null;
-            size_stats: components["schemas"]["SizeStats"];
-            /** Classes */
+            /** @description The images' sizes; null for a table. */
+            size_stats: components["schemas"]["SizeStats"] | null;
+            /**
+             * Classes
+             * @description The classes and their images; empty for a table.
+             */
             classes: components["schemas"]["ClassSummary"][];
+            /**
+             * Columns
+             * @description A table's columns: name, kind (number or category), missing values, categories; null for images.
+             */
+            columns?: components["schemas"]["ColumnPublic"][] | null;
             /** Size Bytes */
             size_bytes: number;
             /**
@@ -1348,6 +1410,25 @@ export interface components {
             inverted: boolean;
         };
         /**
+         * ImageValuePublic
+         * @description The prediction of a regression model for one image.
+         */
+        ImageValuePublic: {
+            /** Filename */
+            filename: string;
+            /**
+             * Value
+             * @description The predicted number.
+             */
+            value: number;
+            /**
+             * Inverted
+             * @description The image was inverted (255 - value) to have the paper of the training images.
+             * @default false
+             */
+            inverted: boolean;
+        };
+        /**
          * Limits
          * @description The limits in force for the user: their own where an administrator set one, else the server's.
          */
@@ -1403,9 +1484,32 @@ export interface components {
             name: string;
             /** Task Id */
             task_id: string | null;
-            /** Classes */
+            /**
+             * Task
+             * @description What the model predicts: classes, or one number (regression).
+             * @default classification
+             * @enum {string}
+             */
+            task: "classification" | "regression";
+            /**
+             * Classes
+             * @description The class names, in output order; empty for regression.
+             */
             classes: string[];
-            /** Metrics */
+            /**
+             * Input Columns
+             * @description The columns a table model takes (see /predict/rows); null for image models.
+             */
+            input_columns?: components["schemas"]["ColumnPublic"][] | null;
+            /**
+             * Target
+             * @description The column a table model predicts; null for image models.
+             */
+            target?: string | null;
+            /**
+             * Metrics
+             * @description From the test report: `test` (test_accuracy, ... or test_mae, test_rmse, test_r2), best_epoch, best_score, monitor, epochs_completed.
+             */
             metrics: {
                 [key: string]: unknown;
             };
@@ -1446,15 +1550,21 @@ export interface components {
         PredictionsPublic: {
             /** Model Id */
             model_id: string;
-            /** Classes */
+            /**
+             * Classes
+             * @description The class names, in output order; empty for regression.
+             */
             classes: string[];
             /**
              * Batched
              * @description Whether the server merged concurrent requests into batches.
              */
             batched: boolean;
-            /** Predictions */
-            predictions: components["schemas"]["ImagePredictionPublic"][];
+            /**
+             * Predictions
+             * @description One per image, in order: class scores for a classifier, `value` for a regression model.
+             */
+            predictions: (components["schemas"]["ImagePredictionPublic"] | components["schemas"]["ImageValuePublic"])[];
         };
         /** RequestProblem */
         RequestProblem: {
@@ -1478,6 +1588,67 @@ export interface components {
         RequestProblems: {
             /** Detail */
             detail: components["schemas"]["RequestProblem"][];
+        };
+        /**
+         * RowClassPrediction
+         * @description A classifier's answer for one row (the engine's `TaskKind.answer`).
+         */
+        RowClassPrediction: {
+            /**
+             * Label
+             * @description The most probable class.
+             */
+            label: string;
+            /**
+             * Index
+             * @description Its position in `classes`.
+             */
+            index: number;
+            /** Probability */
+            probability: number;
+            /** Top K */
+            top_k: components["schemas"]["ClassScore"][];
+            /**
+             * Probabilities
+             * @description One probability per class, in the order of `classes`.
+             */
+            probabilities: number[];
+        };
+        /** RowPredictionsPublic */
+        RowPredictionsPublic: {
+            /** Model Id */
+            model_id: string;
+            /**
+             * Task
+             * @enum {string}
+             */
+            task: "classification" | "regression";
+            /**
+             * Target
+             * @description The column the model predicts.
+             */
+            target: string | null;
+            /**
+             * Classes
+             * @description The class names (classification); empty for regression.
+             */
+            classes: string[];
+            /**
+             * Predictions
+             * @description One per row, in order: class scores for a classifier, `value` for a regression model.
+             */
+            predictions: (components["schemas"]["RowClassPrediction"] | components["schemas"]["RowValuePrediction"])[];
+        };
+        /**
+         * RowValuePrediction
+         * @description A regression model's answer for one row.
+         */
+        RowValuePrediction: {
+            /**
+             * Value
+             * @description The predicted number.
+             */
+            value: number;
         };
         /** SessionPublic */
         SessionPublic: {
@@ -3417,7 +3588,7 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /** @description One .zip (class folders, or a CSV of path,label rows with its images), or one .npy bitmap file per class (file name = class). */
+                    /** @description One .zip (class folders, or a CSV of path,label rows with its images), one .npy bitmap file per class (file name = class), or one table: a .csv, .tsv or .parquet file. */
                     files: string[];
                     name?: string;
                 };
@@ -3433,7 +3604,7 @@ export interface operations {
                     "application/json": components["schemas"]["DatasetPublic"];
                 };
             };
-            /** @description An unusable upload: the message names the file, archive member or CSV row. */
+            /** @description An unusable upload: the message names the file, archive member, CSV row or column. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3460,7 +3631,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
-            /** @description Above the server's upload limit (all files of the request together), or more than your dataset quota has room for (the message names the quota, your usage and the size). */
+            /** @description Above the server's upload limit (all files of the request together), a table larger than the limits for tables, or more than your dataset quota has room for (the message names the quota, your usage and the size). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3980,13 +4151,138 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
-            /** @description Validation Error */
+            /** @description The form does not match the parameters, or the model takes table rows (see /predict/rows), not images. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["RequestProblems"] | components["schemas"]["ErrorMessage"];
+                };
+            };
+        };
+    };
+    predictRows: {
+        parameters: {
+            query?: {
+                /** @description Classes listed per row (classifiers). */
+                top_k?: number;
+            };
+            header?: never;
+            path: {
+                model_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Rows
+                     * @description One object per row: column name -> value (a number, a category's text, or null for missing). Columns the model does not take are ignored.
+                     */
+                    rows: {
+                        [key: string]: number | string | boolean | null;
+                    }[];
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description A CSV (or .tsv) file whose header names the model's input columns; up to 100000 rows and 33554432 bytes.
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RowPredictionsPublic"];
+                };
+            };
+            /** @description A value cannot be used: the message names the row (1-based) and column, or the uploaded file. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The model's files cannot be used (damaged, or outside the data dir). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The model's bundle files are gone. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The request is larger than 33554432 bytes (with the multipart envelope). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Neither application/json nor multipart/form-data. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The body is not {'rows': [...]} with 1 to 1000 rows, or the model takes images, not rows. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestProblems"] | components["schemas"]["ErrorMessage"];
                 };
             };
         };

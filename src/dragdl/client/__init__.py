@@ -5,6 +5,7 @@ from dragdl.client.credentials import DEFAULT_SERVER, credentials_path, load_tok
 from dragdl.client.errors import ApiError
 from dragdl.client.events import Event
 from dragdl.client.models import (
+    Column,
     Dataset,
     Graph,
     GraphSummary,
@@ -12,16 +13,20 @@ from dragdl.client.models import (
     Model,
     Prediction,
     Predictions,
+    RowPrediction,
+    RowPredictions,
     Task,
     TaskError,
     TaskLog,
     User,
     ValidationResult,
+    ValuePrediction,
 )
 
 __all__ = [
     "DEFAULT_SERVER",
     "ApiError",
+    "Column",
     "Dataset",
     "DragDLClient",
     "Event",
@@ -31,11 +36,14 @@ __all__ = [
     "Model",
     "Prediction",
     "Predictions",
+    "RowPrediction",
+    "RowPredictions",
     "Task",
     "TaskError",
     "TaskLog",
     "User",
     "ValidationResult",
+    "ValuePrediction",
     "credentials_path",
     "load_token",
     "save_token",

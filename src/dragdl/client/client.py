@@ -40,6 +40,7 @@ from dragdl.client.models import (
     MetricPoint,
     Model,
     Predictions,
+    RowPredictions,
     Task,
     TaskLog,
     User,
@@ -349,7 +350,8 @@ class DragDLClient:
     def predict(
         self, model_id: str, images: Sequence[str | os.PathLike[str] | bytes], top_k: int = 5
     ) -> Predictions:
-        """Classify images (paths, or the bytes of image files) with the model, on the server."""
+        """Predict images (paths, or the bytes of image files) with the model, on the server: class
+        scores (`Prediction`) for a classifier, a `ValuePrediction` for a regression model."""
         files: list[tuple[str, tuple[str, bytes, str]]] = []
         for index, image in enumerate(images):
             if isinstance(image, bytes):
@@ -366,6 +368,32 @@ class DragDLClient:
             "POST", _path("api", "models", model_id, "predict"), files=files, data={"top_k": str(top_k)}
         )
         return self._parse(Predictions, data)
+
+    def predict_rows(self, model_id: str, rows: Sequence[Mapping[str, Any]]) -> RowPredictions:
+        """Predict rows of a table with a table model: each row maps column names to values (numbers,
+        category texts, None for missing). At most 1000 rows a call; a bad value raises ApiError 400
+        naming its row (1-based) and column."""
+        body = {"rows": [dict(row) for row in rows]}
+        data = self._request("POST", _path("api", "models", model_id, "predict", "rows"), json=body)
+        return self._parse(RowPredictions, data)
+
+    def predict_csv(self, model_id: str, path: str | os.PathLike[str]) -> RowPredictions:
+        """Predict every row of a CSV (or .tsv) file with a table model, on the server; a bad value
+        raises ApiError 400 naming its row (1-based, after the header) and column."""
+        source = Path(path)
+        try:
+            content = source.read_bytes()
+        except OSError as exc:
+            raise ApiError(None, f"{source}: cannot read the table ({exc.strerror or exc})") from None
+        mime = "text/tab-separated-values" if source.suffix.lower() == ".tsv" else "text/csv"
+        timeout = httpx.Timeout(self.timeout, read=max(self.timeout, UPLOAD_READ_TIMEOUT_S))
+        data = self._request(
+            "POST",
+            _path("api", "models", model_id, "predict", "rows"),
+            files=[("file", (source.name, content, mime))],
+            timeout=timeout,
+        )
+        return self._parse(RowPredictions, data)
 
     def download(self, model_id: str, format: str = "bundle", dest: str | os.PathLike[str] = ".") -> Path:
         """Save the bundle (zip), an `onnx` or `torchscript` export, or the training `script`.
@@ -397,8 +425,8 @@ class DragDLClient:
     # --- datasets ------------------------------------------------------------------------------------
 
     def upload_dataset(self, path: str | os.PathLike[str], name: str | None = None) -> Dataset:
-        """Upload a .zip (class folders, or a CSV with its images), a .npy per class, or a folder of
-        class folders (zipped on the way)."""
+        """Upload a .zip (class folders, or a CSV with its images), a .npy per class, a table (.csv,
+        .tsv or .parquet), or a folder of class folders (zipped on the way)."""
         source = Path(path)
         if not source.exists():
             raise ApiError(None, f"{source}: no such file or folder")

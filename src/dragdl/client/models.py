@@ -102,11 +102,26 @@ class TaskLog(_Model):
     size: int
 
 
+class Column(_Model):
+    """A column a table model takes."""
+
+    name: str
+    kind: str
+    """number | category"""
+    missing: int = 0
+    categories: list[str] = Field(default_factory=list)
+
+
 class Model(_Model):
     id: str
     name: str
     task_id: str | None = None
+    task: str = "classification"
+    """classification | regression (servers before task kinds: classification)."""
     classes: list[str] = Field(default_factory=list)
+    input_columns: list[Column] | None = None
+    """A table model's input columns; None for an image model."""
+    target: str | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
     input_spec: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime
@@ -137,10 +152,40 @@ class Prediction(_Model):
         }
 
 
+class ValuePrediction(_Model):
+    """A regression model's prediction for one image."""
+
+    filename: str
+    value: float
+    inverted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value}
+
+
 class Predictions(_Model):
     model_id: str
     classes: list[str]
-    predictions: list[Prediction]
+    predictions: list[Prediction | ValuePrediction]
+
+
+class RowPrediction(_Model):
+    """A table model's prediction for one row: `value` (regression), or the class scores."""
+
+    value: float | None = None
+    label: str | None = None
+    index: int | None = None
+    probability: float | None = None
+    top_k: list[ClassScore] = Field(default_factory=list)
+    probabilities: list[float] = Field(default_factory=list)
+
+
+class RowPredictions(_Model):
+    model_id: str
+    task: str
+    target: str | None = None
+    classes: list[str] = Field(default_factory=list)
+    predictions: list[RowPrediction]
 
 
 class ClassSummary(_Model):
@@ -157,6 +202,8 @@ class Dataset(_Model):
     channels: int
     size: tuple[int, int] | None = None
     classes: list[ClassSummary] = Field(default_factory=list)
+    columns: list[Column] | None = None
+    """A table dataset's columns; None for images."""
     size_bytes: int = 0
     created_at: datetime
     node: dict[str, Any] = Field(default_factory=dict)

@@ -17,6 +17,8 @@ from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.pipeline import Pipeline, build_pipeline
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.stages import NonFiniteError
+from dragdl.engine.data.table_pipeline import build_table_pipeline
+from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.train.device import TrainError, resolve_device
 from dragdl.engine.train.feature_cache import feature_pipeline, frozen_backbone
@@ -33,8 +35,24 @@ def split(plan: Plan) -> Splits:
 
 
 def prepare(plan: Plan) -> Pipeline:
-    """Split the dataset and set up batching for the plan's train config."""
+    """Split the dataset and set up batching for the plan's train config.
+
+    The one place where tables and images part: a table's operators were fitted when the plan was
+    compiled, and its rows become one (N, F) tensor; images go through the operator stages.
+    """
     config = plan.config
+    if isinstance(plan.source, TableSource):
+        assert plan.fitted is not None
+        return build_table_pipeline(
+            plan.source,
+            split(plan),
+            plan.table_steps,
+            plan.fitted,
+            plan.targets,
+            config.batch_size,
+            config.seed,
+            resolve_device(config.device),
+        )
     return build_pipeline(
         plan.source,
         split(plan),

@@ -272,17 +272,44 @@ class _Attempt:
         return ended.value if ended is not None else SUPERSEDED
 
     def _model_row(self, task: Task) -> Model:
-        report = _read_json(self.out_dir / "report.json")
-        manifest = _read_json(self.out_dir / "model.json")
         return Model(
             owner_id=task.owner_id,
             task_id=task.id,
             name=task.name,
             path=f"artifacts/{task.id}",
-            classes=list(manifest.get("classes") or report.get("classes") or []),
-            metrics={key: report[key] for key in MODEL_METRIC_KEYS if key in report},
-            input_spec=dict(manifest.get("input") or {}),
+            **model_fields(self.out_dir),
         )
+
+
+def model_fields(out_dir: Path) -> dict[str, Any]:
+    """What a Model row keeps of a finished run folder's report.json and model.json: classes, test
+    metrics, input spec, the task kind and, for a table model, its input columns and target."""
+    report = _read_json(out_dir / "report.json")
+    manifest = _read_json(out_dir / "model.json")
+    kind = model_task(manifest, report)
+    table = manifest.get("table") if isinstance(manifest.get("table"), dict) else None
+    columns = table.get("columns") if table is not None else None
+    target = table.get("target") if table is not None else None
+    # A regressor's dataset "classes" are its distinct target values, not classes it answers.
+    classes = (manifest.get("classes") or report.get("classes") or []) if kind == "classification" else []
+    return {
+        "classes": list(classes),
+        "metrics": {key: report[key] for key in MODEL_METRIC_KEYS if key in report},
+        "input_spec": dict(manifest.get("input") or {}),
+        "task": kind,
+        "input_columns": list(columns) if isinstance(columns, list) else None,
+        "target": str(target) if isinstance(target, str) else None,
+    }
+
+
+def model_task(manifest: dict[str, Any], report: dict[str, Any]) -> str:
+    """The task kind of a finished run: model.json's `task`, else report.json's, else classification
+    (what every bundle written before task kinds is)."""
+    for source in (manifest, report):
+        kind = source.get("task")
+        if isinstance(kind, str) and kind:
+            return kind
+    return "classification"
 
 
 def _read_json(path: Path) -> dict[str, Any]:

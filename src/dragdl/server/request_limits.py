@@ -23,6 +23,8 @@ from dragdl.server.settings import Settings
 
 MAX_PREDICT_BODY_BYTES = 64 * 1024**2
 """All images of one prediction request together (they are held in memory while predicted)."""
+MAX_ROWS_BODY_BYTES = 33 * 1024**2
+"""Rows to predict: a JSON body, or a CSV upload of up to 32 MiB (services.table_rows) and its envelope."""
 MULTIPART_ENVELOPE_BYTES = 1024**2
 """Room for multipart headers, boundaries and the text fields on top of an upload's file bytes."""
 
@@ -43,12 +45,13 @@ class RouteLimit:
 
 
 def upload_limits(settings: Settings) -> tuple[RouteLimit, ...]:
-    """The routes allowed more than `settings.max_body_bytes`: the dataset upload and prediction."""
+    """The routes allowed more than `settings.max_body_bytes`: the dataset upload and predictions."""
     return (
         RouteLimit(
             "POST", re.compile(r"/api/datasets/?"), settings.max_upload_bytes + MULTIPART_ENVELOPE_BYTES
         ),
         RouteLimit("POST", re.compile(r"/api/models/[^/]+/predict/?"), MAX_PREDICT_BODY_BYTES),
+        RouteLimit("POST", re.compile(r"/api/models/[^/]+/predict/rows/?"), MAX_ROWS_BODY_BYTES),
     )
 
 

@@ -60,6 +60,15 @@ def make_zip(members: dict[str, bytes], *, links: tuple[str, ...] = (), dirs: tu
     return out.getvalue()
 
 
+def parquet(columns: dict[str, list[object]]) -> bytes:
+    """A Parquet file of these columns."""
+    import pandas as pd
+
+    out = io.BytesIO()
+    pd.DataFrame(columns).to_parquet(out, index=False)
+    return out.getvalue()
+
+
 def two_classes(**extra: bytes) -> dict[str, bytes]:
     return {"cat/a.png": png(), "cat/b.png": png(), "dog/a.png": png(value=9), **extra}
 
@@ -254,6 +263,42 @@ _BUILDERS: list[Callable[[], HostileCase]] = [
         "npy-sizes-differ", [("cat.npy", bitmaps()), ("dog.npy", bitmaps(side=16))], 400, "16x16"
     ),
     lambda: HostileCase("npy-hidden-name", [("..npy", bitmaps()), ("dog.npy", bitmaps())], 400, "'..npy'"),
+    lambda: HostileCase("table-binary", [("data.csv", b"a,b\n\x00\x01,3\n")], 400, "data.csv: not a text"),
+    lambda: HostileCase("table-empty", [("empty.csv", b"")], 400, "empty.csv is empty"),
+    lambda: HostileCase("table-header-only", [("cols.tsv", b"a\tb\n")], 400, "cols.tsv has no data rows"),
+    lambda: HostileCase(
+        "table-not-utf8", [("latin.csv", "name,x\nJos\xe9,1\n".encode("latin-1"))], 400, "latin.csv"
+    ),
+    lambda: HostileCase(
+        "table-parquet-fake", [("data.parquet", b"not parquet at all")], 400, "data.parquet: not a Parquet"
+    ),
+    lambda: HostileCase(
+        "table-parquet-broken",
+        [("data.parquet", b"PAR1" + bytes(range(256)) + b"PAR1")],
+        400,
+        "data.parquet: not a readable Parquet",
+    ),
+    lambda: HostileCase(
+        "table-too-many-cells",
+        [("big.csv", b"a,b\n" + b"1,2\n" * 20)],
+        413,
+        "big.csv: about 21 rows of 2 columns is above the limit of 10 cells",
+        limits={"MAX_TABLE_CELLS": 10},
+    ),
+    lambda: HostileCase(
+        "table-parquet-too-many-cells",
+        [("big.parquet", parquet({"a": list(range(20)), "b": list(range(20))}))],
+        413,
+        "big.parquet: 20 rows of 2 columns is above the limit of 10 cells",
+        limits={"MAX_TABLE_CELLS": 10},
+    ),
+    lambda: HostileCase(
+        "table-too-large",
+        [("big.csv", b"a,b\n" + b"1,2\n" * 20)],
+        413,
+        "big.csv: 84 bytes is above the limit of 50",
+        limits={"MAX_TABLE_BYTES": 50},
+    ),
     lambda: HostileCase(
         "zip-with-extra-file",
         [("data.zip", make_zip(two_classes())), ("cat.npy", bitmaps())],

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dragdl.engine.data.tables import ColumnInfo
 from dragdl.engine.graph.spec import Graph
 
 BUNDLE_FORMAT: Literal["dragdl.bundle"] = "dragdl.bundle"
@@ -110,6 +111,25 @@ class ExportInfo(_Section):
     outputs: str = "logits: unnormalised class scores; softmax over the last axis gives probabilities."
 
 
+class TableOp(_Section):
+    """One table operator as the catalog rebuilds it, with what it learned on the training rows."""
+
+    node_id: str
+    type: str
+    params: dict[str, Any]
+    fitted: dict[str, Any]
+
+
+class TableSpec(_Section):
+    """A table model's input: the columns a caller provides and the operators that turn them into
+    the network's (N, F) features (the ONNX export's input)."""
+
+    columns: list[ColumnInfo] = Field(description="The input columns, as in training (the target left out).")
+    target: str
+    ops: list[TableOp]
+    features: int = Field(description="F: the width of the feature vector entering the network.")
+
+
 class Versions(_Section):
     dragdl: str
     torch: str
@@ -132,3 +152,11 @@ class Manifest(_Section):
     weights: dict[str, Any] = Field(description="File name, sha256 and tensor count of the weights.")
     versions: Versions
     exports: dict[str, ExportInfo] = Field(default_factory=dict)
+    task: str = Field(
+        "classification", description="The task kind (classification, regression); absent in older bundles."
+    )
+    table: TableSpec | None = Field(
+        None,
+        description="Set for table models. Their `input` and `preprocessing` then describe only the "
+        "(F,) feature vector (channels 1, no size, no image steps).",
+    )

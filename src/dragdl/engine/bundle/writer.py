@@ -27,6 +27,8 @@ from dragdl.engine.bundle.spec import (
     Manifest,
     Preprocessing,
     PreprocessStep,
+    TableOp,
+    TableSpec,
     Versions,
 )
 from dragdl.engine.compile.plan import Plan
@@ -82,11 +84,12 @@ def build_manifest(
     assert info is not None and structure.dataset_id is not None
     dataset_node = structure.nodes[structure.dataset_id]
     size = list(info.size) if info.size is not None else None
+    table = table_spec(plan)
     input_spec = InputSpec(
         channels=3 if info.channels == 3 else 1,
         size=size,
         network_input=list(plan.input_shape),
-        background=training_background(plan.source),
+        background=None if table is not None else training_background(plan.source),
     )
     transforms: list[EvalTransform] = []
     modules: list[nn.Module] = []
@@ -122,10 +125,49 @@ def build_manifest(
         ),
         input=input_spec,
         eval_transforms=transforms,
-        preprocessing=describe_preprocessing(input_spec, transforms, modules),
+        preprocessing=describe_preprocessing(input_spec, transforms, modules)
+        if table is None
+        else table_preprocessing(table),
         metrics={key: report[key] for key in _METRIC_KEYS if key in report},
         weights=weights_entry(weights),
         versions=current_versions(),
+        task=plan.task.name,
+        table=table,
+    )
+
+
+def table_spec(plan: Plan) -> TableSpec | None:
+    """The table section of a table model (None for images): input columns and fitted operators."""
+    if plan.fitted is None:
+        return None
+    analysis = plan.analysis
+    info = analysis.dataset_info
+    assert info is not None and info.target is not None
+    ops = []
+    for step in plan.table_steps:
+        node = analysis.structure.nodes[step.node_id]
+        assert node.params is not None
+        ops.append(
+            TableOp(
+                node_id=step.node_id,
+                type=node.kind.type,
+                params=node.params.model_dump(mode="json"),
+                fitted=plan.fitted[step.node_id],
+            )
+        )
+    features = plan.input_shape[0]
+    assert features is not None
+    return TableSpec(columns=list(info.columns), target=info.target, ops=ops, features=features)
+
+
+def table_preprocessing(table: TableSpec) -> Preprocessing:
+    """A table model's preprocessing: its operators by type (clients run them with DragDL)."""
+    return Preprocessing(
+        channels=1,
+        size=None,
+        steps=[PreprocessStep(op=op.type, params=op.params, fitted=op.fitted) for op in table.ops],
+        portable=False,
+        input_shape=[table.features],
     )
 
 

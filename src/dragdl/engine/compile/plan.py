@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,13 @@ from torch import nn
 from dragdl.engine.compile.module import GraphModule
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, ImageSource
 from dragdl.engine.data.stages import OpStage
+from dragdl.engine.data.table_pipeline import TableStep, fit_table_steps
+from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.graph.validate import Analysis, analyze
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, Shape
+from dragdl.engine.nodes.tables import TableOpNode
 from dragdl.engine.tasks.base import TaskKind
 from dragdl.engine.train.config import TrainSettings
 
@@ -40,6 +44,10 @@ class Plan:
     task: TaskKind
     targets: np.ndarray
     """The task kind's training target per sample (int64 class index or float32 value)."""
+    table_steps: tuple[TableStep, ...] = ()
+    """A table graph's operators, in order (its `stages` are empty)."""
+    fitted: dict[str, dict[str, Any]] | None = None
+    """What the table operators learned on the training rows (None for image graphs)."""
 
 
 def compile_graph(
@@ -51,11 +59,7 @@ def compile_graph(
 
     `overrides` replaces train params (for example `{"epochs": 1}` from the CLI).
     """
-    analysis = analyze(raw, ctx)
-    if overrides:
-        _apply_overrides(analysis, overrides)
-    if analysis.errors:
-        raise GraphInvalid(analysis.errors)
+    analysis = _checked(raw, ctx, overrides)
     structure = analysis.structure
     assert structure.dataset_id is not None and structure.train_id is not None
     config = structure.nodes[structure.train_id].params
@@ -72,7 +76,20 @@ def compile_graph(
             [GraphError(code=exc.code, message=exc.message, node_id=structure.dataset_id, field=exc.field)]
         ) from exc
 
-    stages = _build_stages(analysis)
+    fitted: dict[str, dict[str, Any]] | None = None
+    steps: tuple[TableStep, ...] = ()
+    if isinstance(source, TableSource):
+        # Table operators learn from the training rows before the network is built: a One-hot's
+        # width is the number of categories it saw there.
+        steps = table_steps(analysis)
+        train = task.split(
+            targets, config.val_split, config.test_split, config.seed, source.test_indices
+        ).train
+        with _node_errors(structure.dataset_id):
+            fitted = fit_table_steps(source.features, steps, train)
+        analysis = _checked(raw, ctx, overrides, source.info, fitted)
+        structure = analysis.structure
+    stages = [] if isinstance(source, TableSource) else _build_stages(analysis)
     torch.manual_seed(config.seed)
     model = build_network(analysis)
     network_input = structure.network_input
@@ -88,15 +105,51 @@ def compile_graph(
         input_shape=analysis.shapes[network_input],
         task=task,
         targets=targets,
+        table_steps=steps,
+        fitted=fitted,
     )
 
 
-def compile_network(raw: dict[str, Any] | Graph, dataset_info: DatasetInfo) -> tuple[nn.Module, Analysis]:
+def _checked(
+    raw: dict[str, Any] | Graph,
+    ctx: DataContext,
+    overrides: dict[str, Any] | None,
+    dataset_info: DatasetInfo | None = None,
+    fitted: dict[str, dict[str, Any]] | None = None,
+) -> Analysis:
+    analysis = analyze(raw, ctx, dataset_info, fitted)
+    if overrides:
+        _apply_overrides(analysis, overrides)
+    if analysis.errors:
+        raise GraphInvalid(analysis.errors)
+    return analysis
+
+
+def table_steps(analysis: Analysis) -> tuple[TableStep, ...]:
+    """The table operators of the pipeline, bound to their params."""
+    steps = []
+    for node_id in analysis.structure.pipeline:
+        info = analysis.structure.nodes[node_id]
+        kind, params = info.kind, info.params
+        assert isinstance(kind, TableOpNode) and params is not None
+        steps.append(
+            TableStep(node_id=node_id, fit=partial(kind.fit, params), apply=partial(kind.apply, params))
+        )
+    return tuple(steps)
+
+
+def compile_network(
+    raw: dict[str, Any] | Graph,
+    dataset_info: DatasetInfo,
+    fitted: dict[str, dict[str, Any]] | None = None,
+) -> tuple[nn.Module, Analysis]:
     """Rebuild only the network of a graph, from a stored dataset description (no dataset needed).
 
-    Used to load trained bundles: the weights come from the bundle, so the seed does not matter.
+    Used to load trained bundles: the weights come from the bundle, so the seed does not matter;
+    `fitted` is what a table graph's operators learned (the bundle keeps it).
     """
-    analysis = analyze(raw, DataContext(data_dir=Path("."), allow_download=False), dataset_info=dataset_info)
+    ctx = DataContext(data_dir=Path("."), allow_download=False)
+    analysis = analyze(raw, ctx, dataset_info=dataset_info, fitted=fitted)
     if analysis.errors:
         raise GraphInvalid(analysis.errors)
     return build_network(analysis), analysis
@@ -169,3 +222,7 @@ def _node_errors(node_id: str) -> Iterator[None]:
         yield
     except NodeError as exc:
         raise GraphInvalid([exc.to_graph_error(node_id)]) from exc
+    except DatasetError as exc:
+        raise GraphInvalid(
+            [GraphError(code=exc.code, message=exc.message, node_id=node_id, field=exc.field)]
+        ) from exc

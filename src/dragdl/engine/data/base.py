@@ -6,11 +6,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from dragdl.engine.errors import EngineError
+
+if TYPE_CHECKING:
+    from dragdl.engine.data.tables import ColumnInfo
 
 
 class DatasetError(EngineError):
@@ -29,6 +33,10 @@ class DatasetInfo:
     size: tuple[int, int] | None
     """(height, width) when every image has it, else None (a Resize or crop must fix it)."""
     count: int
+    columns: tuple[ColumnInfo, ...] = ()
+    """A table's feature columns (the target left out); empty for images."""
+    target: str | None = None
+    """A table's target column; None for images."""
 
 
 @dataclass(frozen=True)
@@ -36,7 +44,7 @@ class UploadedDataset:
     """A dataset the server stored for a user: which reader to use and where its files are."""
 
     kind: str
-    """folder | csv | bitmaps"""
+    """folder | csv | bitmaps | table"""
     path: Path
 
 

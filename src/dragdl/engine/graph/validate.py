@@ -8,6 +8,7 @@ the canvas can print shapes on edges, even when other parts of the graph are wro
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ from dragdl.engine.nodes.base import (
     ShapeContext,
     format_shape,
 )
-from dragdl.engine.payloads import DatasetSummary, ValidationResult
+from dragdl.engine.nodes.tables import Columns, TableOpNode
+from dragdl.engine.payloads import ColumnSummary, DatasetSummary, ValidationResult
 
 
 @dataclass
@@ -40,6 +42,10 @@ class Analysis:
     errors: list[GraphError] = field(default_factory=list)
     num_outputs: int | None = None
     """Width of the network's last layer, from the task kind and the dataset (None: not known)."""
+    columns: dict[str, Columns] = field(default_factory=dict)
+    """The columns each table node outputs (the dataset's features, then each operator's)."""
+    fitted: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    """What table operators learned on the training rows, when known (compiling, bundles)."""
 
     @property
     def graph(self) -> Graph:
@@ -55,12 +61,16 @@ class Analysis:
 
 
 def analyze(
-    raw: dict[str, Any] | Graph, ctx: DataContext, dataset_info: DatasetInfo | None = None
+    raw: dict[str, Any] | Graph,
+    ctx: DataContext,
+    dataset_info: DatasetInfo | None = None,
+    fitted: Mapping[str, dict[str, Any]] | None = None,
 ) -> Analysis:
     """Run every stage and collect all errors in `Analysis.errors`.
 
     `dataset_info` stands in for the dataset node's own description; a trained bundle uses it to
-    rebuild its network where the dataset is not available.
+    rebuild its network where the dataset is not available. `fitted` is what table operators
+    learned on the training rows: a One-hot's width is then the categories it saw there.
     """
     errors: list[GraphError] = []
     graph = parse_graph(raw, errors)
@@ -71,7 +81,7 @@ def analyze(
     known_ids = {node.id for node in graph.nodes}
     check_edges(structure, errors, unknown_ids=known_ids - set(structure.nodes))
     check_topology(structure, errors)
-    analysis = Analysis(structure=structure, data_dir=ctx.data_dir, errors=errors)
+    analysis = Analysis(structure=structure, data_dir=ctx.data_dir, errors=errors, fitted=fitted or {})
     if structure.order:
         _infer_shapes(analysis, ctx, dataset_info)
         _check_output(analysis)
@@ -93,7 +103,7 @@ def to_result(analysis: Analysis) -> ValidationResult:
     return ValidationResult(
         ok=not analysis.errors,
         errors=analysis.errors,
-        shapes={node_id: format_shape(shape) for node_id, shape in analysis.shapes.items()},
+        shapes={node_id: _shape_text(analysis, node_id, shape) for node_id, shape in analysis.shapes.items()},
         dataset=None
         if info is None
         else DatasetSummary(
@@ -101,10 +111,44 @@ def to_result(analysis: Analysis) -> ValidationResult:
             count=info.count,
             channels=info.channels,
             size=None if info.size is None else f"{info.size[0]}x{info.size[1]}",
+            columns=[ColumnSummary(**column.to_json()) for column in info.columns]
+            if info.target is not None
+            else None,
+            target=info.target,
         ),
         model_inputs=model_inputs,
         task=None if analysis.structure.task is None else analysis.structure.task.name,
     )
+
+
+def _shape_text(analysis: Analysis, node_id: str, shape: Shape) -> str:
+    """How the canvas prints a node's output: "13 features" on a table port, else 16x28x28."""
+    outputs = analysis.structure.nodes[node_id].kind.outputs
+    if outputs and outputs[0].types[0] == "table" and len(shape) == 1 and shape[0] is not None:
+        return f"{shape[0]} feature{'' if shape[0] == 1 else 's'}"
+    return format_shape(shape)
+
+
+def _check_table_input(analysis: Analysis, sources: list[str]) -> None:
+    """A table reaching the network must be numbers only, with no missing value (checked on the
+    whole table, so that training and prediction cannot meet one later)."""
+    for source in sources:
+        for column in analysis.columns.get(source, ()):
+            if column.kind != "number":
+                raise NodeError(
+                    "text_feature",
+                    f"column {column.name!r} holds text (categories) and reaches this layer from {source}: "
+                    "add a One-hot node before the network, or drop it with Select columns",
+                    column=column.name,
+                )
+            if column.missing:
+                raise NodeError(
+                    "missing_values",
+                    f"column {column.name!r} has {column.missing} missing values and reaches this layer "
+                    f"from {source}: add a Fill missing values (Impute) node before the network",
+                    column=column.name,
+                    missing=column.missing,
+                )
 
 
 def _infer_shapes(analysis: Analysis, ctx: DataContext, known_dataset: DatasetInfo | None) -> None:
@@ -127,10 +171,19 @@ def _infer_shapes(analysis: Analysis, ctx: DataContext, known_dataset: DatasetIn
                 task = structure.task
                 if task is not None:
                     analysis.num_outputs = task.output_size(dataset)  # DatasetError: on this node
-                analysis.shapes[node_id] = (dataset.channels, *(dataset.size or (None, None)))
+                if dataset.target is not None:  # a table: (F,) features
+                    analysis.columns[node_id] = dataset.columns
+                    analysis.shapes[node_id] = (len(dataset.columns),)
+                else:
+                    analysis.shapes[node_id] = (dataset.channels, *(dataset.size or (None, None)))
+            elif isinstance(kind, TableOpNode):
+                columns = kind.infer(info.params, analysis.columns[sources[0]], analysis.fitted.get(node_id))
+                analysis.columns[node_id] = columns
+                analysis.shapes[node_id] = (len(columns),)
             elif isinstance(kind, OpNode):
                 analysis.shapes[node_id] = kind.infer(info.params, in_shapes[0])
             elif isinstance(kind, LayerNode):
+                _check_table_input(analysis, sources)
                 analysis.shapes[node_id] = kind.infer(info.params, in_shapes, analysis.shape_context(node_id))
             elif isinstance(kind, ModelNode):
                 shape_ctx = analysis.shape_context(node_id)

@@ -75,10 +75,11 @@ class OpNode(NodeType[P]):
 
 
 class LayerNode(NodeType[P]):
-    """A network layer: tensor -> tensor. The first layer receives the image batch."""
+    """A network layer: tensor -> tensor. The first layer receives the image batch (or the table's
+    (N, F) features)."""
 
     category: ClassVar = "layer"
-    inputs: ClassVar = (Port("in", ("images", "tensor"), label="input"),)
+    inputs: ClassVar = (Port("in", ("images", "table", "tensor"), label="input"),)
     outputs: ClassVar = (Port("out", ("tensor",), label="output"),)
 
     @abstractmethod

@@ -50,7 +50,7 @@ class Add(LayerNode[EmptyParams]):
         "Adds its inputs element-wise (a residual / skip connection). All inputs must have one shape."
     )
     params_model = EmptyParams
-    inputs = (Port("in", ("images", "tensor"), multiple=True, label="inputs"),)
+    inputs = (Port("in", ("images", "table", "tensor"), multiple=True, label="inputs"),)
 
     def infer(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
         _need_two(self, inputs)
@@ -84,7 +84,7 @@ class Concat(LayerNode[EmptyParams]):
         "Inputs are taken in the order their edges were drawn."
     )
     params_model = EmptyParams
-    inputs = (Port("in", ("images", "tensor"), multiple=True, label="inputs"),)
+    inputs = (Port("in", ("images", "table", "tensor"), multiple=True, label="inputs"),)
 
     def infer(self, params: EmptyParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
         _need_two(self, inputs)

@@ -240,4 +240,10 @@ class Model(Base):
     classes: Mapped[list[Any]] = mapped_column(JSON, default=list)
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     input_spec: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    task: Mapped[str] = mapped_column(String(32), default="classification", server_default="classification")
+    """The task kind it was trained for (model.json's `task`): classification | regression."""
+    input_columns: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True, default=None)
+    """A table model's input columns (name, kind, missing, categories); None for image models."""
+    target: Mapped[str | None] = mapped_column(String(200), nullable=True, default=None)
+    """The column a table model predicts; None for image models."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)

@@ -17,6 +17,7 @@ from dragdl.server.schemas.datasets import (
     DatasetsPublic,
     SizeStats,
 )
+from dragdl.server.schemas.models import ColumnPublic
 from dragdl.server.services import datasets as service
 from dragdl.server.services import limits
 from dragdl.server.services.uploads import UploadError, receive_multipart
@@ -36,7 +37,8 @@ _UPLOAD_BODY = {
                             "type": "array",
                             "items": {"type": "string", "format": "binary"},
                             "description": "One .zip (class folders, or a CSV of path,label rows with "
-                            "its images), or one .npy bitmap file per class (file name = class).",
+                            "its images), one .npy bitmap file per class (file name = class), or one "
+                            "table: a .csv, .tsv or .parquet file.",
                         },
                         "name": {"type": "string", "maxLength": 200},
                     },
@@ -57,6 +59,8 @@ def _not_found(dataset_id: str) -> HTTPException:
 def _public(row: Dataset) -> DatasetPublic:
     info = row.info
     size = info.get("size")
+    stats = info.get("size_stats")
+    columns = info.get("columns")
     return DatasetPublic(
         id=row.id,
         name=row.name,
@@ -64,14 +68,15 @@ def _public(row: Dataset) -> DatasetPublic:
         count=info["count"],
         channels=info["channels"],
         size=(size[0], size[1]) if size else None,
-        size_stats=SizeStats.model_validate(info["size_stats"]),
+        size_stats=SizeStats.model_validate(stats) if stats is not None else None,
         classes=[
             ClassSummary(index=i, name=name, count=count)
             for i, (name, count) in enumerate(zip(info["classes"], info["counts"], strict=True))
         ],
+        columns=[ColumnPublic.model_validate(c) for c in columns] if columns is not None else None,
         size_bytes=row.size_bytes,
         created_at=row.created_at,
-        node={"type": "dataset.uploaded", "params": {"dataset_id": row.id}},
+        node=service.dataset_node(row),
     )
 
 
@@ -82,9 +87,10 @@ def _public(row: Dataset) -> DatasetPublic:
     openapi_extra=_UPLOAD_BODY,
     responses=error_responses(
         described={
-            400: "An unusable upload: the message names the file, archive member or CSV row.",
-            413: "Above the server's upload limit (all files of the request together), or more than "
-            "your dataset quota has room for (the message names the quota, your usage and the size).",
+            400: "An unusable upload: the message names the file, archive member, CSV row or column.",
+            413: "Above the server's upload limit (all files of the request together), a table larger "
+            "than the limits for tables, or more than your dataset quota has room for (the message "
+            "names the quota, your usage and the size).",
             415: "Not multipart/form-data, or a file type that is not a dataset.",
         }
     ),

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Form, HTTPException, Query, Request, Response, UploadFile, status
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
+from pydantic import ValidationError
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
@@ -16,15 +19,32 @@ from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import UNPROCESSABLE, error_responses
 from dragdl.server.request_limits import MAX_PREDICT_BODY_BYTES
 from dragdl.server.schemas.models import (
+    MAX_PREDICT_ROWS,
     ClassScore,
     ImagePredictionPublic,
+    ImageValuePublic,
     ModelPublic,
     ModelsPublic,
     PredictionsPublic,
+    RowClassPrediction,
+    RowPredictionsPublic,
+    RowsPredictionRequest,
+    RowValuePrediction,
 )
 from dragdl.server.services import models as service
-from dragdl.server.services.prediction import ModelUnavailable, PredictionInputError, PredictionService
+from dragdl.server.services.prediction import (
+    ModelUnavailable,
+    PredictionInputError,
+    PredictionService,
+    ValuePrediction,
+    WrongInputKind,
+)
+from dragdl.server.services.table_rows import MAX_CSV_BYTES, MAX_CSV_ROWS, read_csv_rows
+from dragdl.server.services.uploads import UploadError, receive_multipart
 from dragdl.server.settings import Settings
+
+if TYPE_CHECKING:
+    from dragdl.engine.bundle import Prediction
 
 router = APIRouter(prefix="/api/models", tags=["models"])
 
@@ -131,7 +151,8 @@ async def predict(
         ),
     ] = "auto",
 ) -> PredictionsPublic:
-    """Classify images with the model, using the evaluation transforms it was trained with."""
+    """Predict images with the model, using the evaluation transforms it was trained with: ranked
+    classes for a classifier, a `value` for a regression model."""
     folder: Path = request.state.model_folder  # see _CallerFirst: resolved before the body was read
     if not 1 <= len(images) <= MAX_PREDICT_IMAGES:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"send 1 to {MAX_PREDICT_IMAGES} images")
@@ -152,22 +173,27 @@ async def predict(
         raise HTTPException(status.HTTP_400_BAD_REQUEST, exc.message) from None
     except ModelUnavailable as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, f"model {model_id}: {exc.message}") from None
+    except WrongInputKind as exc:
+        raise HTTPException(422, f"model {model_id}: {exc.message}") from None
     return PredictionsPublic(
         model_id=model_id,
         classes=classes,
         batched=predictor.batching,
-        predictions=[
-            ImagePredictionPublic(
-                filename=name,
-                label=r.label,
-                index=r.index,
-                probability=r.probability,
-                top_k=[ClassScore(label=score.label, probability=score.probability) for score in r.top_k],
-                probabilities=r.probabilities,
-                inverted=r.inverted,
-            )
-            for (name, _), r in zip(payload, results, strict=True)
-        ],
+        predictions=[_image_answer(name, r) for (name, _), r in zip(payload, results, strict=True)],
+    )
+
+
+def _image_answer(name: str, r: Prediction | ValuePrediction) -> ImagePredictionPublic | ImageValuePublic:
+    if isinstance(r, ValuePrediction):
+        return ImageValuePublic(filename=name, value=r.value, inverted=r.inverted)
+    return ImagePredictionPublic(
+        filename=name,
+        label=r.label,
+        index=r.index,
+        probability=r.probability,
+        top_k=[ClassScore(label=score.label, probability=score.probability) for score in r.top_k],
+        probabilities=r.probabilities,
+        inverted=r.inverted,
     )
 
 
@@ -178,16 +204,135 @@ router.add_api_route(
     operation_id="predict",
     route_class_override=_CallerFirst,
     form_limits={"max_files": MAX_PREDICT_IMAGES, "max_fields": 4, "max_part_size": 1024},
-    responses=error_responses(
-        404,
-        described={
-            400: "An upload is not a usable image, or the number of images is out of range.",
-            413: f"An image is larger than {MAX_PREDICT_IMAGE_BYTES} bytes, or the request is larger "
-            f"than {MAX_PREDICT_BODY_BYTES} bytes.",
-            **_FILES,
+    responses={
+        **error_responses(
+            404,
+            described={
+                400: "An upload is not a usable image, or the number of images is out of range.",
+                413: f"An image is larger than {MAX_PREDICT_IMAGE_BYTES} bytes, or the request is larger "
+                f"than {MAX_PREDICT_BODY_BYTES} bytes.",
+                **_FILES,
+            },
+        ),
+        422: {
+            **UNPROCESSABLE[422],
+            "description": "The form does not match the parameters, or the model takes table rows "
+            "(see /predict/rows), not images.",
         },
-    ),
+    },
 )
+
+
+_ROWS_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": RowsPredictionRequest.model_json_schema()},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "A CSV (or .tsv) file whose header names the model's input "
+                            f"columns; up to {MAX_CSV_ROWS} rows and {MAX_CSV_BYTES} bytes.",
+                        }
+                    },
+                }
+            },
+        },
+    }
+}
+
+
+@router.post(
+    "/{model_id}/predict/rows",
+    operation_id="predictRows",
+    openapi_extra=_ROWS_BODY,
+    responses={
+        **error_responses(
+            404,
+            described={
+                400: "A value cannot be used: the message names the row (1-based) and column, or the "
+                "uploaded file.",
+                413: f"The request is larger than {MAX_CSV_BYTES} bytes (with the multipart envelope).",
+                415: "Neither application/json nor multipart/form-data.",
+                **_FILES,
+            },
+        ),
+        422: {
+            **UNPROCESSABLE[422],
+            "description": f"The body is not {{'rows': [...]}} with 1 to {MAX_PREDICT_ROWS} rows, or the "
+            "model takes images, not rows.",
+        },
+    },
+)
+async def predict_rows(
+    model_id: str,
+    request: Request,
+    top_k: Annotated[int, Query(ge=1, le=1000, description="Classes listed per row (classifiers).")] = 5,
+) -> RowPredictionsPublic:
+    """Predict rows of a table with a table model: JSON `{"rows": [{column: value}, ...]}` (at most
+    1000 rows), or a CSV upload in the multipart field `file`. Rows are counted from 1 (in a file,
+    after the header). A classifier answers class scores per row, a regression model a `value`."""
+    settings: Settings = request.app.state.settings
+    predictor = _predictor(request)
+    # Who calls and which model, before a byte of the body is read (see _CallerFirst).
+    folder = await run_in_threadpool(_caller_model_folder, request, settings, model_id)
+    try:
+        model = await run_in_threadpool(predictor.table_model, model_id, folder)
+        rows, where = await _read_rows(request, model.columns)
+        model, answers = await predictor.predict_rows(model_id, folder, rows, top_k, where)
+    except WrongInputKind as exc:
+        raise HTTPException(422, f"model {model_id}: {exc.message}") from None
+    except PredictionInputError as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, exc.message) from None
+    except ModelUnavailable as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"model {model_id}: {exc.message}") from None
+    return RowPredictionsPublic(
+        model_id=model_id,
+        task=model.task,
+        target=model.target,
+        classes=model.classes,
+        predictions=[_row_answer(answer) for answer in answers],
+    )
+
+
+async def _read_rows(request: Request, columns: list[str]) -> tuple[list[dict[str, Any]], str]:
+    """The rows of the request body and how errors name their source ("" for JSON, "file: ")."""
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if content_type == "application/json":
+        raw = await request.body()
+        try:
+            body = RowsPredictionRequest.model_validate_json(raw)
+        except ValidationError as exc:
+            raise RequestValidationError(exc.errors(include_url=False), body=None) from None
+        return [dict(row) for row in body.rows], ""
+    if content_type == "multipart/form-data":
+        with tempfile.TemporaryDirectory(prefix="dragdl-rows-") as scratch:
+            try:
+                form = await receive_multipart(request, Path(scratch), MAX_CSV_BYTES, 1)
+            except UploadError as exc:
+                raise HTTPException(exc.status_code, exc.message) from None
+            upload = next((f for f in form.files), None)
+            if upload is None or set(form.fields) - {"file"}:
+                raise HTTPException(status.HTTP_400_BAD_REQUEST, "send one CSV file in the form field 'file'")
+            name = upload.filename or "the upload"
+            data = await run_in_threadpool(upload.path.read_bytes)
+        rows = await run_in_threadpool(read_csv_rows, data, name, columns)
+        return list(rows), f"{name}: "
+    raise HTTPException(
+        status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+        "send the rows as application/json ({'rows': [...]}) or a CSV file as multipart/form-data ('file')",
+    )
+
+
+def _row_answer(answer: dict[str, Any]) -> RowClassPrediction | RowValuePrediction:
+    if "value" in answer:
+        return RowValuePrediction(value=answer["value"])
+    return RowClassPrediction.model_validate(answer)
 
 
 def _caller_model_folder(request: Request, settings: Settings, model_id: str) -> Path:

@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-DatasetKind = Literal["folder", "csv", "bitmaps"]
+from dragdl.server.schemas.models import ColumnPublic
+
+DatasetKind = Literal["folder", "csv", "bitmaps", "table"]
 
 
 class SizeStats(BaseModel):
@@ -32,13 +34,21 @@ class DatasetPublic(BaseModel):
     id: str
     name: str
     kind: DatasetKind = Field(
-        description="folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class."
+        description="folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class; "
+        "table: a CSV, TSV or Parquet table (see `columns`)."
     )
-    count: int = Field(description="Images in all classes.")
-    channels: int = Field(description="1 when every image is grayscale, else 3.")
-    size: tuple[int, int] | None = Field(description="[height, width] when every image has it, else null.")
-    size_stats: SizeStats
-    classes: list[ClassSummary]
+    count: int = Field(description="Images in all classes; a table's rows.")
+    channels: int = Field(description="1 when every image is grayscale, else 3; 0 for a table.")
+    size: tuple[int, int] | None = Field(
+        description="[height, width] when every image has it, else null (and for a table)."
+    )
+    size_stats: SizeStats | None = Field(description="The images' sizes; null for a table.")
+    classes: list[ClassSummary] = Field(description="The classes and their images; empty for a table.")
+    columns: list[ColumnPublic] | None = Field(
+        None,
+        description="A table's columns: name, kind (number or category), missing values, categories; "
+        "null for images.",
+    )
     size_bytes: int
     created_at: datetime
     node: dict[str, Any] = Field(

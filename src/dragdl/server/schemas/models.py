@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+TaskKindName = Literal["classification", "regression"]
+
+
+class ColumnPublic(BaseModel):
+    """A column of a table: its name, kind, how many values were missing in training, its categories."""
+
+    name: str
+    kind: Literal["number", "category"]
+    missing: int = Field(0, description="Missing values in the training table.")
+    categories: list[str] = Field(
+        default_factory=list, description="The values of a category column, sorted; empty for numbers."
+    )
 
 
 class ModelPublic(BaseModel):
@@ -14,8 +27,19 @@ class ModelPublic(BaseModel):
     id: str
     name: str
     task_id: str | None
-    classes: list[str]
-    metrics: dict[str, Any]
+    task: TaskKindName = Field(
+        "classification", description="What the model predicts: classes, or one number (regression)."
+    )
+    classes: list[str] = Field(description="The class names, in output order; empty for regression.")
+    input_columns: list[ColumnPublic] | None = Field(
+        None,
+        description="The columns a table model takes (see /predict/rows); null for image models.",
+    )
+    target: str | None = Field(None, description="The column a table model predicts; null for image models.")
+    metrics: dict[str, Any] = Field(
+        description="From the test report: `test` (test_accuracy, ... or test_mae, test_rmse, test_r2), "
+        "best_epoch, best_score, monitor, epochs_completed."
+    )
     input_spec: dict[str, Any]
     created_at: datetime
     exports: list[str] = Field(
@@ -51,10 +75,68 @@ class ImagePredictionPublic(BaseModel):
     )
 
 
+class ImageValuePublic(BaseModel):
+    """The prediction of a regression model for one image."""
+
+    filename: str
+    value: float = Field(description="The predicted number.")
+    inverted: bool = Field(
+        False,
+        description="The image was inverted (255 - value) to have the paper of the training images.",
+    )
+
+
 class PredictionsPublic(BaseModel):
     model_config = ConfigDict(protected_namespaces=())
 
     model_id: str
-    classes: list[str]
+    classes: list[str] = Field(description="The class names, in output order; empty for regression.")
     batched: bool = Field(description="Whether the server merged concurrent requests into batches.")
-    predictions: list[ImagePredictionPublic]
+    predictions: list[ImagePredictionPublic | ImageValuePublic] = Field(
+        description="One per image, in order: class scores for a classifier, `value` for a regression model."
+    )
+
+
+MAX_PREDICT_ROWS = 1000
+"""Rows of one JSON prediction request."""
+
+CellValue = float | int | str | bool | None
+
+
+class RowsPredictionRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rows: list[dict[str, CellValue]] = Field(
+        min_length=1,
+        max_length=MAX_PREDICT_ROWS,
+        description="One object per row: column name -> value (a number, a category's text, or null "
+        "for missing). Columns the model does not take are ignored.",
+    )
+
+
+class RowClassPrediction(BaseModel):
+    """A classifier's answer for one row (the engine's `TaskKind.answer`)."""
+
+    label: str = Field(description="The most probable class.")
+    index: int = Field(description="Its position in `classes`.")
+    probability: float
+    top_k: list[ClassScore]
+    probabilities: list[float] = Field(description="One probability per class, in the order of `classes`.")
+
+
+class RowValuePrediction(BaseModel):
+    """A regression model's answer for one row."""
+
+    value: float = Field(description="The predicted number.")
+
+
+class RowPredictionsPublic(BaseModel):
+    model_config = ConfigDict(protected_namespaces=())
+
+    model_id: str
+    task: TaskKindName
+    target: str | None = Field(description="The column the model predicts.")
+    classes: list[str] = Field(description="The class names (classification); empty for regression.")
+    predictions: list[RowClassPrediction | RowValuePrediction] = Field(
+        description="One per row, in order: class scores for a classifier, `value` for a regression model."
+    )

@@ -39,6 +39,21 @@ MAX_ARCHIVE_BYTES = 8 * 1024**3
 MAX_ARCHIVE_RATIO = 200.0
 MAX_IMAGE_PIXELS = 40_000_000
 """The engine's DEFAULT_PIXEL_LIMIT, repeated here so that reading it needs no torch import."""
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
+"""engine.data.tables.TABLE_SUFFIXES (not imported: that module loads torch)."""
+TABLE_NAME = "table"
+"""An uploaded table is stored as `data/table.<suffix>`, whatever the uploader called it."""
+MAX_TABLE_BYTES = 256 * 1024**2
+"""A table is read into memory whole (training reads it again): larger ones are refused."""
+MAX_TABLE_CELLS = 20_000_000
+"""Rows x columns of one table, checked before it is parsed (a Parquet file may be compressed far)."""
+MAX_TABLE_COLUMNS = 10_000
+UPLOADED_NODE = "dataset.uploaded"
+"""The node type that reads an uploaded image dataset by its id."""
+TABLE_NODE = "dataset.table"
+"""The node type that reads an uploaded table (source "uploaded"), with the column to predict."""
+TABLE_KIND = "table"
+"""engine.nodes.tables.TABLE_KIND: the kind of an uploaded table."""
 
 
 class DatasetInUse(Exception):
@@ -78,9 +93,17 @@ def get_dataset(db: Session, user: User, dataset_id: str) -> Dataset | None:
     return db.scalar(select(Dataset).where(Dataset.id == dataset_id, reachable_by(Dataset.owner_id, user)))
 
 
+def dataset_node(row: Dataset) -> dict[str, Any]:
+    """The graph node that reads the dataset, ready to drop on the canvas: a table's predicts its
+    last column until the user picks another target."""
+    if row.kind == TABLE_KIND:
+        return {"type": TABLE_NODE, "params": {"source": "uploaded", "dataset_id": row.id}}
+    return {"type": UPLOADED_NODE, "params": {"dataset_id": row.id}}
+
+
 def tasks_using(db: Session, row: Dataset) -> list[str]:
     """Ids of the owner's QUEUED or RUNNING tasks whose graph reads this dataset (only the owner's
-    graphs can: the others do not see it)."""
+    graphs can: the others do not see it). Any dataset node that names it by `dataset_id` reads it."""
     tasks = db.execute(
         select(Task.id, Task.graph_snapshot).where(
             Task.owner_id == row.owner_id, Task.status.in_((TaskStatus.QUEUED, TaskStatus.RUNNING))
@@ -91,7 +114,7 @@ def tasks_using(db: Session, row: Dataset) -> list[str]:
         nodes = graph.get("nodes", []) if isinstance(graph, dict) else []
         if any(
             isinstance(node, dict)
-            and node.get("type") == "dataset.uploaded"
+            and str(node.get("type", "")).startswith("dataset.")
             and isinstance(node.get("params"), dict)
             and node["params"].get("dataset_id") == row.id
             for node in nodes
@@ -158,6 +181,8 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
     if not files:
         raise UploadError("no file received: send a .zip or .npy files in the 'files' field")
     names = {Path(f.filename).suffix.lower() for f in files}
+    if len(files) == 1 and Path(files[0].filename).suffix.lower() in TABLE_SUFFIXES:
+        return _ingest_table(directory, root, files[0])
     try:
         if names == {".npy"}:
             _place_bitmaps(files, root)
@@ -168,8 +193,9 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
         else:
             odd = next(f.filename for f in files if Path(f.filename).suffix.lower() != ".npy")
             raise UploadError(
-                f"{odd!r} is neither a .zip archive nor a .npy bitmap file "
-                "(upload a zip of class folders, a zip with a CSV and its images, or one .npy per class)",
+                f"{odd!r} is neither a .zip archive, a .npy bitmap file nor a table (.csv, .tsv, .parquet) "
+                "(upload a zip of class folders, a zip with a CSV and its images, one .npy per class, "
+                "or one table file)",
                 status_code=415,
             )
         shutil.rmtree(directory / "incoming", ignore_errors=True)
@@ -182,6 +208,98 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
         # this name. Image paths stay relative to the CSV's folder, which does not change.
         reader_path = reader_path.replace(root / CSV_NAME)
     return Ingested(kind=kind, reader_path=reader_path, info=info, size_bytes=tree_size(root))
+
+
+def _ingest_table(directory: Path, root: Path, received: ReceivedFile) -> Ingested:
+    """One CSV, TSV or Parquet file: checked for size and shape before it is parsed, then read as
+    training will read it, and described by its columns."""
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.data.tables import read_table
+
+    suffix = Path(received.filename).suffix.lower()
+    if received.size > MAX_TABLE_BYTES:
+        raise UploadError(
+            f"{received.filename}: {received.size} bytes is above the limit of {MAX_TABLE_BYTES} for a table",
+            413,
+        )
+    check_table_shape(received.path, suffix, received.filename)
+    root.mkdir(parents=True)
+    target = root / f"{TABLE_NAME}{suffix}"
+    os.replace(received.path, target)
+    shutil.rmtree(directory / "incoming", ignore_errors=True)
+    try:
+        table = read_table(target)
+    except DatasetError as exc:
+        message = exc.message.replace(str(target), received.filename).replace(target.name, received.filename)
+        raise UploadError(_relative(message, directory, root, [received])) from None
+    if len(table.names) > MAX_TABLE_COLUMNS:
+        raise UploadError(
+            f"{received.filename}: {len(table.names)} columns is above the limit of {MAX_TABLE_COLUMNS}"
+        )
+    columns = [info.to_json() for info in table.schema()]
+    info = {
+        "format": "table",
+        "file": received.filename,
+        "columns": columns,
+        "count": table.num_rows,
+        "classes": [],
+        "counts": [],
+        "channels": 0,
+        "size": None,
+        "samples": [],
+    }
+    return Ingested(kind=TABLE_KIND, reader_path=target, info=info, size_bytes=tree_size(root))
+
+
+def check_table_shape(path: Path, suffix: str, filename: str) -> None:
+    """Refuse what is not a table, or would be too large once read, from its first bytes (text) or its
+    footer (Parquet): UploadError naming the file."""
+    with path.open("rb") as f:
+        head = f.read(64 * 1024)
+    if suffix == ".parquet":
+        _check_parquet(path, head, filename)
+        return
+    if b"\x00" in head:
+        raise UploadError(f"{filename}: not a text table (it holds binary data)")
+    # Only counted here; a file that is not UTF-8 is named by the reader.
+    header = head.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
+    columns = header.count("\t" if suffix == ".tsv" else ",") + 1
+    with path.open("rb") as f:
+        lines = sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+    if columns > MAX_TABLE_COLUMNS:
+        raise UploadError(f"{filename}: {columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
+    if (lines + 1) * columns > MAX_TABLE_CELLS:
+        raise UploadError(
+            f"{filename}: about {lines} rows of {columns} columns is above the limit of "
+            f"{MAX_TABLE_CELLS} cells",
+            413,
+        )
+
+
+def _check_parquet(path: Path, head: bytes, filename: str) -> None:
+    if not head.startswith(b"PAR1"):
+        raise UploadError(f"{filename}: not a Parquet file (no PAR1 signature)")
+    import pyarrow
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except (pyarrow.ArrowException, OSError, ValueError) as exc:
+        raise UploadError(f"{filename}: not a readable Parquet file ({exc})") from None
+    if meta.num_columns > MAX_TABLE_COLUMNS:
+        raise UploadError(f"{filename}: {meta.num_columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
+    if meta.num_rows * meta.num_columns > MAX_TABLE_CELLS:
+        raise UploadError(
+            f"{filename}: {meta.num_rows} rows of {meta.num_columns} columns is above the limit of "
+            f"{MAX_TABLE_CELLS} cells",
+            413,
+        )
+    expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if expanded > MAX_TABLE_BYTES * 4:
+        raise UploadError(
+            f"{filename}: {expanded} bytes once decompressed is above the limit of {MAX_TABLE_BYTES * 4}",
+            413,
+        )
 
 
 def _relative(message: str, directory: Path, root: Path, files: list[ReceivedFile]) -> str:

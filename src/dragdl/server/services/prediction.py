@@ -26,7 +26,7 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dragdl.server.services.batching import MicroBatcher
 from dragdl.server.services.bundle_cache import BundleCache
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from torch import Tensor
 
     from dragdl.engine.bundle import Bundle, Prediction
+    from dragdl.engine.tasks.base import TaskKind
 
 MAX_IMAGE_PIXELS = 40_000_000
 """The engine's DEFAULT_PIXEL_LIMIT (not imported: that module loads torch)."""
@@ -126,6 +127,50 @@ def forward(bundle: Bundle, inputs: list[Tensor]) -> list[list[float]]:
     return bundle.probabilities(inputs)
 
 
+_kinds: weakref.WeakKeyDictionary[Bundle, TaskKind] = weakref.WeakKeyDictionary()
+_kinds_lock = threading.Lock()
+
+
+def task_kind(bundle: Bundle) -> TaskKind:
+    """The task kind the bundle was trained for: its graph's train node, else model.json's `task`,
+    else classification (bundles written before task kinds are classifiers)."""
+    with _kinds_lock:
+        found = _kinds.get(bundle)
+    if found is not None:
+        return found
+    from dragdl.engine.graph.train_node import find_train_node
+
+    # The train node is what built the network the bundle holds, so it is the authority.
+    node = find_train_node(bundle.manifest.graph.model_dump(mode="json"))
+    found = node[1].task if node is not None else bundle.task
+    with _kinds_lock:
+        _kinds[bundle] = found
+    return found
+
+
+def outputs(bundle: Bundle, inputs: list[Tensor]) -> list[Tensor]:
+    """The network's raw output row of each input, in one batched pass per input shape."""
+    import torch
+
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, x in enumerate(inputs):
+        groups.setdefault(tuple(x.shape), []).append(i)
+    rows: list[Tensor] = [torch.empty(0) for _ in inputs]
+    for indices in groups.values():
+        out = bundle.logits(torch.stack([inputs[i] for i in indices]))
+        for i, row in zip(indices, out, strict=True):
+            rows[i] = row
+    return rows
+
+
+@dataclass(frozen=True)
+class ValuePrediction:
+    """A regression model's prediction for one image."""
+
+    value: float
+    inverted: bool = False
+
+
 @dataclass(frozen=True)
 class Request:
     """The images of one HTTP request (name, bytes) and how many classes to rank for each."""
@@ -139,8 +184,8 @@ class Request:
 @dataclass(frozen=True)
 class Answered:
     classes: list[str]
-    predictions: list[Prediction]
-    """One per image of the request, in order."""
+    predictions: list[Prediction | ValuePrediction]
+    """One per image of the request, in order: class scores, or a value for a regression model."""
 
 
 Answer = Answered | PredictionInputError
@@ -150,9 +195,13 @@ Answer = Answered | PredictionInputError
 def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[Answer]:
     """Every request's answer, from one forward pass over all their usable images (per input shape).
 
-    An unusable image fails its own request only: the others of the batch are answered.
+    An unusable image fails its own request only: the others of the batch are answered. A classifier
+    answers ranked class probabilities; any other kind answers what its `TaskKind.answer` says.
     """
-    classes = bundle.classes
+    if bundle.manifest.table is not None:
+        raise WrongInputKind("it is a table model: send rows to /predict/rows, not images")
+    kind = task_kind(bundle)
+    classes = bundle.classes if kind.target == "classes" else []
     answers: list[Answer] = []
     inputs: list[Tensor] = []
     flips: list[bool] = []
@@ -168,6 +217,8 @@ def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[An
         spans.append((len(inputs), len(inputs) + len(prepared)))
         inputs.extend(x for x, _ in prepared)
         flips.extend(flip for _, flip in prepared)
+    if kind.target != "classes":
+        return _answer_values(bundle, kind, requests, answers, spans, inputs, flips)
     rows = forward(bundle, inputs) if inputs else []
     for request, found, (first, last) in zip(requests, answers, spans, strict=True):
         if isinstance(found, Answered):
@@ -176,6 +227,74 @@ def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[An
                 for row, flip in zip(rows[first:last], flips[first:last], strict=True)
             )
     return answers
+
+
+def _answer_values(
+    bundle: Bundle,
+    kind: TaskKind,
+    requests: list[Request],
+    answers: list[Answer],
+    spans: list[tuple[int, int]],
+    inputs: list[Tensor],
+    flips: list[bool],
+) -> list[Answer]:
+    """The answers of a model that predicts a value per image (regression), through its kind."""
+    import torch
+
+    rows = outputs(bundle, inputs) if inputs else []
+    values = kind.answer(torch.stack(rows), [], 1) if rows else []
+    for found, (first, last) in zip(answers, spans, strict=True):
+        if isinstance(found, Answered):
+            found.predictions.extend(
+                ValuePrediction(float(v["value"]), flip)
+                for v, flip in zip(values[first:last], flips[first:last], strict=True)
+            )
+    return answers
+
+
+class WrongInputKind(Exception):
+    """Rows sent to a model that takes images, or images to a model that takes rows."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class TableModel:
+    """What a table model takes and answers, from its bundle's `table` section."""
+
+    task: str
+    target: str | None
+    columns: list[str]
+    """The input columns, in the model's order."""
+    classes: list[str]
+
+
+def table_model(bundle: Bundle) -> TableModel | None:
+    """The bundle's table description; None for an image model."""
+    table = bundle.manifest.table
+    if table is None:
+        return None
+    kind = task_kind(bundle)
+    classes = bundle.classes if kind.target == "classes" else []
+    return TableModel(kind.name, table.target, [c.name for c in table.columns], classes)
+
+
+def predict_table_rows(
+    bundle: Bundle, rows: list[dict[str, Any]], top_k: int = 5, where: str = ""
+) -> list[dict[str, Any]]:
+    """The bundle's answer per row (`TaskKind.answer`); PredictionInputError naming the row and
+    column (prefixed with `where`, the file's name, for an upload)."""
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.data.stages import NonFiniteError
+
+    try:
+        return bundle.predict_rows(rows, top_k)
+    except DatasetError as exc:
+        raise PredictionInputError(f"{where}{exc.message}") from None
+    except NonFiniteError as exc:
+        raise PredictionInputError(f"{where}{exc.message}") from None
 
 
 def _images(request: Request) -> int:
@@ -241,11 +360,12 @@ class PredictionService:
         images: list[tuple[str, bytes]],
         top_k: int = 5,
         invert: bool | None = None,
-    ) -> tuple[list[str], list[Prediction]]:
+    ) -> tuple[list[str], list[Prediction | ValuePrediction]]:
         """The classes and one prediction per image (name, bytes), with the bundle in `folder`
         cached under `key`; `invert` as in Request.
 
-        Raises PredictionInputError for an unusable image, ModelUnavailable for unusable model files.
+        Raises PredictionInputError for an unusable image, ModelUnavailable for unusable model files,
+        WrongInputKind for a table model.
         """
         request = Request(images, top_k, invert)
         if not self.batching:
@@ -262,6 +382,28 @@ class PredictionService:
         if isinstance(found, PredictionInputError):
             raise found
         return found.classes, found.predictions
+
+    def table_model(self, key: str, folder: Path) -> TableModel:
+        """Blocking (call from a worker thread): the model's table description; WrongInputKind for
+        an image model, ModelUnavailable for unusable files."""
+        found = table_model(self._load(key, folder))
+        if found is None:
+            raise WrongInputKind("it is an image model: send images to /predict, not rows")
+        return found
+
+    async def predict_rows(
+        self, key: str, folder: Path, rows: list[dict[str, Any]], top_k: int = 5, where: str = ""
+    ) -> tuple[TableModel, list[dict[str, Any]]]:
+        """The table model and its answer for each row, computed in the pool (one trip)."""
+
+        def run() -> tuple[TableModel, list[dict[str, Any]]]:
+            bundle = self._load(key, folder)
+            found = table_model(bundle)
+            if found is None:
+                raise WrongInputKind("it is an image model: send images to /predict, not rows")
+            return found, predict_table_rows(bundle, rows, top_k, where)
+
+        return await asyncio.get_running_loop().run_in_executor(self.pool, run)
 
     def evict(self, key: str) -> None:
         """Forget a model (deleted, or its files replaced)."""

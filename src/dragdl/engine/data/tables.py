@@ -1,0 +1,336 @@
+"""Tables: columns of numbers and categories, read from CSV/TSV/Parquet or scikit-learn's sets.
+
+A `Table` is a plain column store: float64 arrays (NaN for a missing number) and object arrays
+of str (None for a missing category). Column kinds are decided once, when the table is read:
+a column is a number when every present value reads as one, else a category. Prediction rows
+are read against the training schema (`rows_to_table`), so a served model sees the same kinds.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import numpy as np
+import torch
+from pydantic import BaseModel, ConfigDict
+
+from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
+
+ColumnKind = Literal["number", "category"]
+TableName = Literal["iris", "wine", "breast_cancer", "diabetes"]
+TABLE_NAMES: tuple[str, ...] = get_args(TableName)
+TABLE_SUFFIXES = frozenset({".csv", ".tsv", ".parquet"})
+
+
+class ColumnInfo(BaseModel):
+    """One column as the user sees it: its kind, how many values are missing, its categories."""
+
+    # Unknown keys are ignored: a bundle written by a newer DragDL stays readable.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    name: str
+    kind: ColumnKind
+    missing: int = 0
+    categories: tuple[str, ...] = ()
+    """Sorted; only for "category" columns."""
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+@dataclass
+class Table:
+    """Named columns of equal length."""
+
+    columns: dict[str, np.ndarray]
+
+    def __post_init__(self) -> None:
+        lengths = {len(values) for values in self.columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"table columns differ in length: {sorted(lengths)}")
+
+    @property
+    def num_rows(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.columns)
+
+    def kind(self, name: str) -> ColumnKind:
+        return "number" if self.columns[name].dtype.kind == "f" else "category"
+
+    def column_info(self, name: str) -> ColumnInfo:
+        values = self.columns[name]
+        if self.kind(name) == "number":
+            return ColumnInfo(name=name, kind="number", missing=int(np.isnan(values).sum()))
+        present = [v for v in values if v is not None]
+        return ColumnInfo(
+            name=name,
+            kind="category",
+            missing=len(values) - len(present),
+            categories=tuple(sorted(set(present))),
+        )
+
+    def schema(self) -> list[ColumnInfo]:
+        return [self.column_info(name) for name in self.columns]
+
+    def take(self, rows: np.ndarray) -> Table:
+        return Table({name: values[rows] for name, values in self.columns.items()})
+
+    def without(self, name: str) -> Table:
+        return Table({key: values for key, values in self.columns.items() if key != name})
+
+    def require(self, name: str, what: str = "column", field: str | None = None) -> np.ndarray:
+        """The named column, or a DatasetError listing the close names (a typo is the usual cause)."""
+        if name in self.columns:
+            return self.columns[name]
+        raise unknown_column(name, self.names, what, field)
+
+
+def unknown_column(
+    name: str, known: Sequence[str], what: str = "column", field: str | None = None
+) -> DatasetError:
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    listed = ", ".join(repr(c) for c in known[:20]) + (" ..." if len(known) > 20 else "")
+    return DatasetError(
+        f"the table has no {what} {name!r}{hint} (columns: {listed})", field=field, code="column_unknown"
+    )
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def _number_or_none(value: Any) -> float | None:
+    """A value as a float, NaN for missing, None when it is text that is not a number."""
+    if value is None:
+        return math.nan
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    text = str(value).strip()
+    if text == "":
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _category(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def column_from_values(values: Sequence[Any]) -> np.ndarray:
+    """float64 when every present value reads as a number, else an object array of str/None."""
+    numbers = [_number_or_none(v) for v in values]
+    if all(n is not None for n in numbers):
+        return np.asarray(numbers, dtype=np.float64)
+    return np.asarray([_category(v) for v in values], dtype=object)
+
+
+def _table_from_frame(frame: Any, path: Path) -> Table:
+    import pandas as pd
+
+    if len(frame.columns) == 0 or len(frame) == 0:
+        raise DatasetError(f"{path.name} has no data rows", field="path", code="table_empty")
+    names = [str(c) for c in frame.columns]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise DatasetError(
+            f"{path.name} has more than one column named {duplicates[0]!r}",
+            field="path",
+            code="dataset_invalid",
+        )
+    columns: dict[str, np.ndarray] = {}
+    for name, series in zip(names, (frame[c] for c in frame.columns), strict=True):
+        if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+            columns[name] = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            columns[name] = column_from_values([None if pd.isna(v) else v for v in series.tolist()])
+    return Table(columns)
+
+
+def read_table(path: Path) -> Table:
+    """A CSV (comma), TSV (tab) or Parquet file; the first CSV/TSV line names the columns."""
+    import pandas as pd
+
+    suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise DatasetError(
+            f"{path.name}: a table must be a .csv, .tsv or .parquet file",
+            field="path",
+            code="dataset_invalid",
+        )
+    if not path.is_file():
+        raise DatasetError(f"table file {path} does not exist", field="path", code="dataset_invalid")
+    try:
+        if suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        else:
+            # dtype=str keeps every cell as written: the kinds are decided here, not by pandas'
+            # guesses (which turn "007" into 7 and a column with one typo into text silently).
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=True)
+    except pd.errors.EmptyDataError:
+        raise DatasetError(f"{path.name} is empty", field="path", code="table_empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+        raise DatasetError(f"cannot read {path.name}: {exc}", field="path", code="dataset_invalid") from exc
+    return _table_from_frame(frame, path)
+
+
+# -- scikit-learn's bundled sets --------------------------------------------------------------
+
+# The target gets a readable name; classification targets hold the class names, not 0..k-1.
+_TARGET_NAMES: dict[str, str] = {
+    "iris": "species",
+    "wine": "cultivar",
+    "breast_cancer": "diagnosis",
+    "diabetes": "progression",
+}
+
+
+@cache
+def _load_builtin(name: str) -> Table:
+    from sklearn import datasets
+
+    loader = {
+        "iris": datasets.load_iris,
+        "wine": datasets.load_wine,
+        "breast_cancer": datasets.load_breast_cancer,
+        "diabetes": datasets.load_diabetes,
+    }[name]
+    bunch = loader()
+    columns = {
+        str(n): np.asarray(bunch.data[:, i], dtype=np.float64) for i, n in enumerate(bunch.feature_names)
+    }
+    target = np.asarray(bunch.target)
+    if name == "diabetes":
+        columns[_TARGET_NAMES[name]] = target.astype(np.float64)
+    else:
+        names = [str(n) for n in bunch.target_names]
+        columns[_TARGET_NAMES[name]] = np.asarray([names[int(t)] for t in target], dtype=object)
+    return Table(columns)
+
+
+def builtin_table(name: str) -> tuple[Table, str]:
+    """(table, target column) for one of scikit-learn's bundled sets; offline. Read-only: cached."""
+    if name not in TABLE_NAMES:
+        raise DatasetError(
+            f"unknown built-in table {name!r} (choose one of {', '.join(TABLE_NAMES)})",
+            field="source",
+            code="dataset_invalid",
+        )
+    return _load_builtin(name), _TARGET_NAMES[name]
+
+
+# -- prediction rows ----------------------------------------------------------------------------
+
+
+def rows_to_table(
+    rows: Sequence[Mapping[str, Any]], schema: Sequence[ColumnInfo], first_row: int = 1
+) -> Table:
+    """Rows of {column: value} read against the training schema.
+
+    A missing key, None or "" is a missing value (an Impute node may fill it); other keys are
+    ignored (an id or the target column may come along). Errors name the row (numbered from
+    `first_row`, 1-based) and the column.
+    """
+    if not rows:
+        raise DatasetError("no rows to predict", field="rows", code="table_empty")
+    columns: dict[str, np.ndarray] = {}
+    for info in schema:
+        if info.kind == "number":
+            numbers = np.empty(len(rows), dtype=np.float64)
+            for i, row in enumerate(rows):
+                value = _number_or_none(row.get(info.name))
+                if value is None:
+                    raise DatasetError(
+                        f"row {i + first_row}, column {info.name!r}: {row.get(info.name)!r} is not a number",
+                        field="rows",
+                        code="value_not_numeric",
+                    )
+                numbers[i] = value
+            columns[info.name] = numbers
+        else:
+            columns[info.name] = np.asarray([_category(row.get(info.name)) for row in rows], dtype=object)
+    return Table(columns)
+
+
+# -- a table as a training source ---------------------------------------------------------------
+
+
+def _class_name(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+class TableSource(ImageSource):
+    """A table split into features and a target column, shaped like an ImageSource for the kinds.
+
+    `labels` index the sorted distinct target values (numbers sorted as numbers), which the
+    classification kind uses; the regression kind reads `target_values()`.
+    """
+
+    def __init__(self, table: Table, target: str, field: str | None = "target") -> None:
+        values = table.require(target, "target column", field)
+        if table.num_rows == 0:
+            raise DatasetError("the table has no data rows", field="path", code="table_empty")
+        if len(table.columns) < 2:
+            raise DatasetError(
+                f"the table has only the target column {target!r}; it needs at least one feature column",
+                field=field,
+                code="table_empty",
+            )
+        self.target = target
+        self.features = table.without(target)
+        self._target_column = values
+        numeric = values.dtype.kind == "f"
+        missing = np.isnan(values) if numeric else np.asarray([v is None for v in values], dtype=bool)
+        if missing.any():
+            row = int(np.flatnonzero(missing)[0])
+            raise DatasetError(
+                f"the target column {target!r} is empty in row {row + 1} ({int(missing.sum())} rows in all); "
+                "every row needs a target",
+                field=field,
+                code="target_missing",
+            )
+        distinct, labels = np.unique(values if numeric else values.astype(str), return_inverse=True)
+        self.labels = labels.astype(np.int64).reshape(-1)
+        classes = tuple(_class_name(v) for v in distinct.tolist())
+        self.info = DatasetInfo(
+            classes=classes,
+            channels=0,
+            size=None,
+            count=table.num_rows,
+            columns=tuple(self.features.schema()),
+            target=target,
+        )
+
+    def target_values(self) -> np.ndarray:
+        values = self._target_column
+        if values.dtype.kind == "f":
+            return values.astype(np.float64)
+        for i, value in enumerate(values):
+            if _number_or_none(value) is None:
+                raise DatasetError(
+                    f"the target column {self.target!r} holds the text {value!r} in row {i + 1}; "
+                    "regression needs a number in every row",
+                    field="target",
+                    code="target_not_numeric",
+                )
+        raise AssertionError("a text column whose values are all numbers")  # column_from_values decides
+
+    def image(self, index: int) -> torch.Tensor:
+        raise TypeError("a table has no images; table graphs go through the table pipeline")

@@ -1,0 +1,71 @@
+"""Rows to predict, from a JSON body or an uploaded CSV/TSV file, checked against a table model.
+
+No torch here: the rows are plain dicts of column name -> value, which the bundle reads against its
+training schema (`engine.data.tables.rows_to_table`, whose errors name the row and column). What can
+be told from the file alone is told here, naming the file: not text, no header, a column the model
+takes that the file lacks, a row with the wrong number of fields, too many rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+from dragdl.server.services.prediction import PredictionInputError
+
+MAX_CSV_ROWS = 100_000
+"""Rows of one uploaded prediction file."""
+MAX_CSV_BYTES = 32 * 1024**2
+"""Bytes of one uploaded prediction file (it is held in memory while predicted)."""
+CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+
+
+def read_csv_rows(data: bytes, filename: str, columns: Sequence[str]) -> list[dict[str, str]]:
+    """The data rows of a CSV (TSV for a .tsv name) as {header name: cell}; PredictionInputError
+    naming the file, and the row (1-based, after the header) where there is one.
+
+    `columns` are the columns the model takes: each must be in the header (a cell may be empty,
+    which is a missing value); other columns are ignored."""
+    suffix = Path(filename).suffix.lower()
+    if suffix and suffix not in CSV_SUFFIXES:
+        raise PredictionInputError(f"{filename}: send the rows as a .csv or .tsv file")
+    if b"\x00" in data[:65536]:
+        raise PredictionInputError(f"{filename}: not a text table (it holds binary data)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise PredictionInputError(f"{filename}: not UTF-8 text (byte {exc.start + 1})") from None
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",")
+    try:
+        header = next(reader, None)
+        if header is None or not any(cell.strip() for cell in header):
+            raise PredictionInputError(f"{filename}: no header row naming the columns")
+        names = [cell.strip() for cell in header]
+        twice = sorted({name for name in columns if names.count(name) > 1})
+        if twice:
+            raise PredictionInputError(f"{filename}: more than one column is named {twice[0]!r}")
+        missing = [name for name in columns if name not in names]
+        if missing:
+            listed = ", ".join(repr(n) for n in missing[:10]) + (" ..." if len(missing) > 10 else "")
+            raise PredictionInputError(
+                f"{filename}: no column {listed} in the header (the model takes "
+                f"{', '.join(repr(c) for c in columns[:20])}{' ...' if len(columns) > 20 else ''})"
+            )
+        rows: list[dict[str, str]] = []
+        for cells in reader:
+            if not cells or (len(cells) == 1 and not cells[0].strip()):
+                continue  # blank lines, as pandas skips them when training reads a table
+            if len(rows) >= MAX_CSV_ROWS:
+                raise PredictionInputError(f"{filename}: more than {MAX_CSV_ROWS} rows; send it in parts")
+            if len(cells) != len(names):
+                raise PredictionInputError(
+                    f"{filename}: row {len(rows) + 1} has {len(cells)} fields, the header {len(names)}"
+                )
+            rows.append(dict(zip(names, cells, strict=True)))
+    except csv.Error as exc:
+        raise PredictionInputError(f"{filename}: not a readable CSV file ({exc})") from None
+    if not rows:
+        raise PredictionInputError(f"{filename}: no data rows after the header")
+    return rows

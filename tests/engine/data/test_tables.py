@@ -1,0 +1,150 @@
+"""Tables: reading CSV/TSV/Parquet, scikit-learn's sets, prediction rows and the training source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dragdl.engine.data.base import DatasetError
+from dragdl.engine.data.tables import (
+    ColumnInfo,
+    TableSource,
+    builtin_table,
+    read_table,
+    rows_to_table,
+)
+from dragdl.engine.tasks.registry import get_task_kind
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_csv_kinds_missing_and_categories(tmp_path: Path) -> None:
+    table = read_table(_write(tmp_path / "t.csv", "age,city,score\n30,Paris,1.5\n,Rome,2\n41,,x\n"))
+    assert table.num_rows == 3
+    schema = {c.name: c for c in table.schema()}
+    assert schema["age"] == ColumnInfo(name="age", kind="number", missing=1)
+    assert schema["city"].kind == "category" and schema["city"].categories == ("Paris", "Rome")
+    assert schema["city"].missing == 1
+    # one text cell makes the whole column a category: kinds are decided per column.
+    assert schema["score"].kind == "category"
+    assert np.isnan(table.columns["age"][1])
+
+
+def test_tsv_and_parquet(tmp_path: Path) -> None:
+    import pandas as pd
+
+    tsv = read_table(_write(tmp_path / "t.tsv", "a\tb\n1\tx\n2\ty\n"))
+    assert tsv.schema()[0].kind == "number" and tsv.schema()[1].categories == ("x", "y")
+    pd.DataFrame({"a": [1, 2, None], "b": ["u", None, "v"]}).to_parquet(tmp_path / "t.parquet")
+    parquet = read_table(tmp_path / "t.parquet")
+    assert [c.kind for c in parquet.schema()] == ["number", "category"]
+    assert [c.missing for c in parquet.schema()] == [1, 1]
+
+
+def test_empty_and_wrong_files(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError) as empty:
+        read_table(_write(tmp_path / "e.csv", ""))
+    assert empty.value.code == "table_empty" and "e.csv" in empty.value.message
+    with pytest.raises(DatasetError) as header_only:
+        read_table(_write(tmp_path / "h.csv", "a,b\n"))
+    assert header_only.value.code == "table_empty"
+    with pytest.raises(DatasetError, match=r"\.csv, \.tsv or \.parquet"):
+        read_table(_write(tmp_path / "t.txt", "a\n1\n"))
+    with pytest.raises(DatasetError, match="does not exist"):
+        read_table(tmp_path / "missing.csv")
+
+
+@pytest.mark.parametrize(
+    ("name", "rows", "features", "target", "classes"),
+    [
+        ("iris", 150, 4, "species", 3),
+        ("wine", 178, 13, "cultivar", 3),
+        ("breast_cancer", 569, 30, "diagnosis", 2),
+    ],
+)
+def test_builtin_classification_sets(name: str, rows: int, features: int, target: str, classes: int) -> None:
+    table, target_name = builtin_table(name)
+    assert target_name == target
+    source = TableSource(table, target_name)
+    assert source.info.count == rows and len(source.info.columns) == features
+    assert len(source.info.classes) == classes and source.info.target == target
+    assert source.info.channels == 0 and source.info.size is None
+    assert get_task_kind("classification").output_size(source.info) == classes
+    assert len(np.bincount(source.labels)) == classes
+    assert source.labels.max() == classes - 1
+
+
+def test_builtin_regression_set() -> None:
+    table, target = builtin_table("diabetes")
+    source = TableSource(table, target)
+    values = get_task_kind("regression").targets(source)
+    assert values.dtype == np.float32 and len(values) == 442
+    assert source.info.columns[0].name == "age" and len(source.info.columns) == 10
+
+
+def test_unknown_builtin() -> None:
+    with pytest.raises(DatasetError, match="iris"):
+        builtin_table("irs")
+
+
+def test_missing_target_names_close_columns(tmp_path: Path) -> None:
+    table = read_table(_write(tmp_path / "t.csv", "price,rooms\n1,2\n3,4\n"))
+    with pytest.raises(DatasetError) as err:
+        TableSource(table, "prices")
+    assert err.value.code == "column_unknown" and "'price'" in err.value.message
+    assert err.value.field == "target"
+
+
+def test_empty_target_cell_names_the_row(tmp_path: Path) -> None:
+    table = read_table(_write(tmp_path / "t.csv", "x,y\n1,a\n2,\n3,b\n"))
+    with pytest.raises(DatasetError, match="row 2") as err:
+        TableSource(table, "y")
+    assert err.value.code == "target_missing"
+
+
+def test_text_in_numeric_target_names_the_row(tmp_path: Path) -> None:
+    table = read_table(_write(tmp_path / "t.csv", "x,y\n1,2.5\n2,3.5\n3,lots\n"))
+    source = TableSource(table, "y")
+    with pytest.raises(DatasetError, match="row 3") as err:
+        get_task_kind("regression").targets(source)
+    assert err.value.code == "target_not_numeric" and "'lots'" in err.value.message
+
+
+def test_one_class_only(tmp_path: Path) -> None:
+    source = TableSource(read_table(_write(tmp_path / "t.csv", "x,y\n1,a\n2,a\n")), "y")
+    with pytest.raises(DatasetError) as err:
+        get_task_kind("classification").output_size(source.info)
+    assert err.value.code == "too_few_classes"
+
+
+def test_numeric_class_names_read_as_integers(tmp_path: Path) -> None:
+    source = TableSource(read_table(_write(tmp_path / "t.csv", "x,y\n1,10\n2,2\n3,10\n")), "y")
+    assert source.info.classes == ("2", "10")  # sorted as numbers
+    assert source.labels.tolist() == [1, 0, 1]
+
+
+def test_rows_to_table_against_schema() -> None:
+    schema = [
+        ColumnInfo(name="age", kind="number"),
+        ColumnInfo(name="city", kind="category", categories=("Paris", "Rome")),
+    ]
+    table = rows_to_table([{"age": "31", "city": "Rome", "id": 7}, {"age": None}], schema)
+    assert table.names == ["age", "city"]
+    assert table.columns["age"][0] == 31.0 and np.isnan(table.columns["age"][1])
+    assert table.columns["city"].tolist() == ["Rome", None]
+    with pytest.raises(DatasetError, match=r"row 2, column 'age'") as err:
+        rows_to_table([{"age": 1}, {"age": "old"}], schema)
+    assert err.value.code == "value_not_numeric"
+    with pytest.raises(DatasetError):
+        rows_to_table([], schema)
+
+
+def test_column_info_json() -> None:
+    info = ColumnInfo(name="c", kind="category", missing=2, categories=("a", "b"))
+    assert info.to_json() == {"name": "c", "kind": "category", "missing": 2, "categories": ["a", "b"]}
+    assert ColumnInfo.model_validate(info.to_json()) == info
