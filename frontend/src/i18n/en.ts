@@ -335,6 +335,14 @@ const en = {
       input_channels: '{{node}} takes images with 1 (grayscale) or 3 (colour) channels',
       num_classes_unknown: 'The number of classes is not known yet: check the dataset node',
       codegen_unsupported: '{{node}} cannot be exported as code yet',
+      table_empty: 'The table of {{node}} has no rows or no columns to use',
+      column_unknown: '{{node}} names a column the table does not have',
+      column_kind: '{{node}} names a column of the wrong kind (numbers or categories)',
+      target_missing: 'The target column of {{node}} is empty in some rows',
+      value_not_numeric: 'A value given to {{node}} is not a number',
+      text_feature: 'A text column reaches {{node}}: add a One-hot node before the network',
+      missing_values:
+        'A column with missing values reaches {{node}}: add a Fill missing values node before the network',
     },
   },
   flow: {

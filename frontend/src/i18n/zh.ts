@@ -335,6 +335,13 @@ const zh: Messages = {
       input_channels: '{{node}}只接受 1 个（灰度）或 3 个（彩色）通道的图像',
       num_classes_unknown: '还不知道类别数：请检查数据集节点',
       codegen_unsupported: '{{node}}暂时不能导出为代码',
+      table_empty: '{{node}}的表格没有可用的行或列',
+      column_unknown: '{{node}}指定的列在表格中不存在',
+      column_kind: '{{node}}指定的列类型不对（数值或类别）',
+      target_missing: '{{node}}的目标列在某些行中为空',
+      value_not_numeric: '提供给{{node}}的某个值不是数字',
+      text_feature: '有文本列到达{{node}}：请在网络前加一个独热编码节点',
+      missing_values: '有含缺失值的列到达{{node}}：请在网络前加一个填充缺失值节点',
     },
   },
   flow: {

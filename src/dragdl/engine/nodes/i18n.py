@@ -61,6 +61,17 @@ CHOICE_LABELS: dict[str, str] = {
     "cpu": "CPU",
     "cuda": "GPU (CUDA)",
     "off": "Off",
+    "iris": "Iris (flowers, 3 classes)",
+    "wine": "Wine (3 cultivars)",
+    "breast_cancer": "Breast cancer (2 classes)",
+    "diabetes": "Diabetes (a value)",
+    "file": "File on the server",
+    "uploaded": "Uploaded table",
+    "mean": "Mean",
+    "median": "Median",
+    "most_frequent": "Most frequent",
+    "keep": "Keep",
+    "drop": "Drop",
 }
 """English label of each enum value; a value missing here (a number) is shown as it is."""
 

@@ -458,4 +458,59 @@ ZH: dict[str, str] = {
     "CPU": "CPU",
     "GPU (CUDA)": "GPU（CUDA）",
     "Off": "关闭",
+    # --- tables ---
+    "Table": "表格",
+    "Rows of numbers and categories with one target column: a class to predict (classification) or a value (regression, with a Regressor). Shows each column's type and missing values.": (
+        "由数值列和类别列组成的行，外加一个目标列：要预测的类别（分类）或数值（回归，配合回归训练节点）。会显示每一列的类型和缺失值个数。"
+    ),
+    "table": "表格",
+    "A table that ships with scikit-learn (iris, wine, breast_cancer: classes; diabetes: a value), a CSV/TSV/Parquet file on the server ('file'), or one of your uploaded tables ('uploaded').": (
+        "scikit-learn 自带的表格（鸢尾花、葡萄酒、乳腺癌：分类；糖尿病：数值），服务器上的 CSV/TSV/Parquet 文件（“服务器上的文件”），或你上传的表格（“上传的表格”）。"
+    ),
+    "Table file": "表格文件",
+    "With source 'file': a .csv, .tsv or .parquet file whose first row names the columns. Relative paths are taken under the data dir.": (
+        "来源为“服务器上的文件”时：一个 .csv、.tsv 或 .parquet 文件，第一行是列名。相对路径从数据目录算起。"
+    ),
+    "Uploaded table": "上传的表格",
+    "With source 'uploaded': the id of one of your uploaded tables (Datasets page).": (
+        "来源为“上传的表格”时：你上传的某个表格的 ID（见“数据集”页面）。"
+    ),
+    "Target column": "目标列",
+    "The column to predict; empty: the built-in table's target, or a file's last column.": (
+        "要预测的列；留空时为内置表格的目标列，或文件的最后一列。"
+    ),
+    "Iris (flowers, 3 classes)": "鸢尾花（3 类）",
+    "Wine (3 cultivars)": "葡萄酒（3 个品种）",
+    "Breast cancer (2 classes)": "乳腺癌（2 类）",
+    "Diabetes (a value)": "糖尿病（数值）",
+    "File on the server": "服务器上的文件",
+    "Fill missing values": "填充缺失值",
+    "Fills missing values with the mean, median or most frequent value of the column in the training rows.": (
+        "用该列在训练行中的均值、中位数或最常见的值填充缺失值。"
+    ),
+    "Fill with": "填充值",
+    "What replaces a missing value, measured on the training rows: the mean or median (number columns), or the most frequent value (any column).": (
+        "替换缺失值的值，在训练行上测得：均值或中位数（数值列），或最常见的值（任意列）。"
+    ),
+    "Median": "中位数",
+    "Most frequent": "最常见的值",
+    "Columns": "列",
+    "Columns to work on; empty: every column it applies to.": "要处理的列；留空时为所有适用的列。",
+    "One-hot": "独热编码",
+    "Turns each category column into one 0/1 column per category seen in the training rows. A category it has not seen (or a missing one) gives all zeros.": (
+        "把每个类别列变成多个 0/1 列，训练行中出现过的每个类别一列。没见过的类别（或缺失值）得到全 0。"
+    ),
+    "Select columns": "选择列",
+    "Keeps only the listed columns, or drops them.": "只保留列出的列，或者删除它们。",
+    "Mode": "方式",
+    "'keep': only the listed columns, in that order; 'drop': all but them.": (
+        "保留：只保留列出的列，并按列出的顺序；删除：保留除它们之外的所有列。"
+    ),
+    "The columns to keep or drop.": "要保留或删除的列。",
+    "Keep": "保留",
+    "Drop": "删除",
+    "Standardize": "标准化",
+    "Scales number columns to mean 0 and standard deviation 1, with the mean and deviation measured on the training rows. Missing values stay missing.": (
+        "把数值列缩放到均值 0、标准差 1，均值和标准差在训练行上测得。缺失值保持缺失。"
+    ),
 }

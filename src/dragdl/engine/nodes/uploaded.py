@@ -19,6 +19,7 @@ from dragdl.engine.graph.spec import Graph
 from dragdl.engine.nodes.base import DatasetNode
 from dragdl.engine.nodes.datasets_code import bitmaps_code, csv_code, folder_code
 from dragdl.engine.nodes.registry import register
+from dragdl.engine.nodes.tables import TABLE_KIND
 
 KINDS = ("folder", "csv", "bitmaps")
 CSV_NAME = "labels.csv"
@@ -42,6 +43,12 @@ def _entry(params: UploadedParams, ctx: DataContext) -> tuple[UploadedDataset, P
     entry = ctx.uploaded.get(params.dataset_id)
     if entry is None:
         raise DatasetError(f"dataset {params.dataset_id} not found", field=_FIELD)
+    if entry.kind == TABLE_KIND:
+        # A table feeds a table port, which this node (an image source) does not have.
+        raise DatasetError(
+            f"dataset {params.dataset_id} is a table: open it with a Table node (source 'uploaded')",
+            field=_FIELD,
+        )
     if entry.kind not in KINDS:
         raise DatasetError(
             f"dataset {params.dataset_id} has kind {entry.kind!r}, which this DragDL cannot read "
