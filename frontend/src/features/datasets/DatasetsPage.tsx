@@ -1,5 +1,6 @@
 import { lazy, Suspense, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import type { TFunction } from 'i18next';
 import { DropZone } from '../../ui/DropZone';
 import { useNotify } from '../../ui/toast';
 import { formatBytes } from '../tasks/format';
@@ -24,8 +25,10 @@ import './datasets.css';
 // The preview brings ECharts (the per-class bar chart): loaded when a dataset is opened.
 const DatasetPreview = lazy(() => import('./DatasetPreview'));
 
-function sizeText(dataset: DatasetPublic): string {
+function sizeText(dataset: DatasetPublic, t: TFunction): string {
+  if (dataset.columns) return t('datasets.tableShape', { columns: dataset.columns.length });
   if (dataset.size) return `${dataset.size[0]}×${dataset.size[1]}`;
+  if (!dataset.size_stats) return '—';
   const { min, max } = dataset.size_stats;
   return `${min[0]}×${min[1]} … ${max[0]}×${max[1]}`;
 }
@@ -76,7 +79,7 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
       <DropZone
         hint={t('datasets.dropHint')}
         buttonLabel={t('datasets.chooseFiles')}
-        accept=".zip,.npy"
+        accept=".zip,.npy,.csv,.tsv,.parquet"
         multiple
         disabled={sending}
         inputName="dataset-files"
@@ -218,7 +221,9 @@ export default function DatasetsPage() {
                   <td className="num">{dataset.count.toLocaleString(i18n.language)}</td>
                   <td className="num">{dataset.classes.length}</td>
                   <td>
-                    {t(dataset.channels === 1 ? 'datasets.gray' : 'datasets.rgb')} · {sizeText(dataset)}
+                    {dataset.columns
+                      ? sizeText(dataset, t)
+                      : `${t(dataset.channels === 1 ? 'datasets.gray' : 'datasets.rgb')} · ${sizeText(dataset, t)}`}
                   </td>
                   <td className="num">{formatBytes(dataset.size_bytes)}</td>
                   <td className="col-date">{formatDate(dataset.created_at, i18n.language)}</td>
