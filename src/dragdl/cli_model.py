@@ -136,27 +136,151 @@ def _table(
     return table
 
 
+def _answer_cells(answer: dict[str, Any]) -> list[str]:
+    """A prediction (TaskKind.answer) as table cells: the value, or the class and its probability."""
+    if "value" in answer:
+        return [f"{answer['value']:.6g}"]
+    return [escape(str(answer["label"])), f"{answer['probability']:.1%}"]
+
+
+def _answer_columns(regression: bool) -> list[str]:
+    return ["value"] if regression else ["class", "probability"]
+
+
+def _predict_rows(bundle: Bundle, files: list[Path], top_k: int) -> list[tuple[Path, int, dict[str, Any]]]:
+    """One answer per row of each file; an unreadable file or a bad value ends the command, naming
+    the file, row and column."""
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.data.tables import read_rows
+
+    found: list[tuple[Path, int, dict[str, Any]]] = []
+    for path in files:
+        if not path.is_file():
+            _fail(f"{path}: no such file", 2)
+        try:
+            answers = bundle.predict_rows(read_rows(path), top_k)
+        except DatasetError as exc:
+            _fail(f"{path}: {exc.message}")
+        found.extend((path, i + 1, answer) for i, answer in enumerate(answers))
+    return found
+
+
+def _table_of_rows(name: str, rows: list[tuple[Path, int, dict[str, Any]]], regression: bool) -> Table:
+    table = Table(title=f"{escape(name)}: {len(rows)} prediction(s)")
+    table.add_column("file", style="cyan", overflow="fold")
+    table.add_column("row", justify="right")
+    for column in _answer_columns(regression):
+        table.add_column(column, style="bold" if column in ("class", "value") else None, justify="right")
+    for path, row, answer in rows:
+        table.add_row(escape(path.name), str(row), *_answer_cells(answer))
+    return table
+
+
+def _write_rows_csv(
+    out: Path, classes: list[str], rows: list[tuple[Path, int, dict[str, Any]]], regression: bool
+) -> None:
+    try:
+        with out.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            if regression:
+                writer.writerow(["file", "row", "value"])
+                writer.writerows([str(path), row, f"{a['value']:.9g}"] for path, row, a in rows)
+            else:
+                writer.writerow(["file", "row", "predicted", "probability", *classes])
+                writer.writerows(
+                    [str(path), row, a["label"], f"{a['probability']:.6f}"]
+                    + [f"{p:.6f}" for p in a["probabilities"]]
+                    for path, row, a in rows
+                )
+    except OSError as exc:
+        _fail(f"{out}: cannot write the CSV file ({exc.strerror or exc})")
+
+
+def _predict_table_files(
+    bundle: Bundle, files: list[Path], top_k: int, as_json: bool, csv_out: Path | None
+) -> None:
+    regression = bundle.task.target == "value"
+    rows = _predict_rows(bundle, files, top_k)
+    if csv_out is not None:
+        _write_rows_csv(csv_out, bundle.classes, rows, regression)
+    if as_json:
+        data = [{"file": str(path), "row": row, **answer} for path, row, answer in rows]
+        typer.echo(json.dumps(data, indent=2))
+    elif csv_out is not None:
+        console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
+    else:
+        console.print(_table_of_rows(bundle.manifest.name, rows, regression))
+
+
+def _predict_image_values(
+    bundle: Bundle, files: list[tuple[Path, bool]], as_json: bool, csv_out: Path | None
+) -> None:
+    """A regression model on images: one value per image (TaskKind.answer)."""
+    from dragdl.engine.bundle import ImageError
+
+    rows: list[tuple[Path, int, dict[str, Any]]] = []
+    for start in range(0, len(files), _BATCH):
+        batch = files[start : start + _BATCH]
+        try:
+            inputs = [bundle.preprocess(path) for path, _ in batch]
+        except ImageError as exc:
+            _fail(str(exc))
+        answers = bundle.answer_preprocessed(inputs)
+        rows.extend((path, 1, answer) for (path, _), answer in zip(batch, answers, strict=True))
+    if csv_out is not None:
+        _write_rows_csv(csv_out, [], rows, regression=True)
+    if as_json:
+        typer.echo(json.dumps([{"image": str(path), **answer} for path, _, answer in rows], indent=2))
+    elif csv_out is None:
+        table = Table(title=f"{escape(bundle.manifest.name)}: {len(rows)} prediction(s)")
+        table.add_column("image", style="cyan", overflow="fold")
+        table.add_column("value", style="bold", justify="right")
+        for path, _, answer in rows:
+            table.add_row(escape(str(path)), *_answer_cells(answer))
+        console.print(table)
+
+
 def predict(
     bundle: Annotated[
         str, typer.Argument(help="A run folder with model.json; with --server, a model id on the server.")
     ],
-    images: Annotated[list[Path], typer.Argument(help="Image files, or folders (searched recursively).")],
+    images: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Image files, or folders (searched recursively); for a table model, CSV/TSV/Parquet files."
+        ),
+    ],
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many classes to list per image.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the predictions as JSON.")] = False,
     csv_out: Annotated[
         Path | None,
-        typer.Option("--csv", help="Write path,predicted,probability and one column per class to this file."),
+        typer.Option(
+            "--csv",
+            "--out",
+            help="Write the predictions to this CSV file (path or file,row; the prediction; "
+            "one column per class).",
+        ),
     ] = None,
     server: Annotated[
         str | None,
         typer.Option("--server", help="Predict on this DragDL server; BUNDLE is then a model id."),
     ] = None,
 ) -> None:
-    """Classify images with a trained bundle (the preprocessing of training's evaluation is applied).
+    """Predict with a trained bundle (the preprocessing of training's evaluation is applied).
 
-    With --server URL, BUNDLE is the id of a model on that server and the images are classified there.
+    An image model classifies images (or gives a value per image); a table model reads the rows of
+    CSV/TSV/Parquet files and gives one prediction per row. With --server URL, BUNDLE is the id of a
+    model on that server and the images are classified there.
     """
     rows: list[tuple[Path, Prediction]] | list[tuple[Path, RemotePrediction]]
+    if server is None:
+        opened = _open(Path(bundle))
+        if opened.manifest.table is not None:
+            _predict_table_files(opened, images, top_k, as_json, csv_out)
+            return
+        if opened.task.target == "value":
+            _predict_image_values(opened, _expand(images), as_json, csv_out)
+            return
     if server is not None:
         from dragdl.cli_remote import predict_remote
 

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import torch
 
 from dragdl.engine.bundle.writer import write_bundle
 from dragdl.engine.compile.plan import Plan, compile_graph
@@ -100,23 +104,38 @@ def run_graph(
     except NonFiniteError as exc:  # found while preparing the data: fails the run like one in training
         raise TrainError(exc.code, exc.message, exc.node_id) from exc
     try:
-        result = train(
-            model,
-            pipeline,
-            plan.config,
-            plan.classes,
-            out_dir,
-            reporter,
-            resume=resume,
-            stop=stop,
-            network=plan.model,
-            task=plan.task,
-        )
+        with _cpu_threads(pipeline.cpu_threads):
+            result = train(
+                model,
+                pipeline,
+                plan.config,
+                plan.classes,
+                out_dir,
+                reporter,
+                resume=resume,
+                stop=stop,
+                network=plan.model,
+                task=plan.task,
+            )
     finally:
         pipeline.close()
     if result.status == "succeeded":
         write_bundle(out_dir, graph, plan, pipeline.fitted, read_report(result))
     return result
+
+
+@contextmanager
+def _cpu_threads(count: int | None) -> Iterator[None]:
+    """PyTorch's intra-op threads set to `count` for the training, then put back."""
+    if count is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def read_report(result: TrainResult) -> dict[str, Any]:

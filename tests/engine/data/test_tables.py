@@ -138,8 +138,11 @@ def test_rows_to_table_against_schema() -> None:
     assert table.columns["age"][0] == 31.0 and np.isnan(table.columns["age"][1])
     assert table.columns["city"].tolist() == ["Rome", None]
     with pytest.raises(DatasetError, match=r"row 2, column 'age'") as err:
-        rows_to_table([{"age": 1}, {"age": "old"}], schema)
+        rows_to_table([{"age": 1, "city": "Rome"}, {"age": "old"}], schema)
     assert err.value.code == "value_not_numeric"
+    with pytest.raises(DatasetError, match="no row has the column 'city'") as absent:
+        rows_to_table([{"age": 1}], schema)
+    assert absent.value.code == "column_unknown" and "'age', 'city'" in absent.value.message
     with pytest.raises(DatasetError):
         rows_to_table([], schema)
 

@@ -108,6 +108,10 @@ class Bundle:
         """The task kind's answer per row of network outputs: {"value"} or {"label", "probability", ...}."""
         return self.task.answer(outputs, self.classes, top_k)
 
+    def answer_preprocessed(self, inputs: list[Tensor], top_k: int = 5) -> list[dict[str, Any]]:
+        """The task kind's answers for outputs of `preprocess` of one shape (one forward pass)."""
+        return self.answer(self.logits(torch.stack(inputs)), top_k)
+
     def table_inputs(self, rows: list[dict[str, Any]], first_row: int = 1) -> Tensor:
         """The (N, F) network input of rows of {column: value}, through the fitted table operators.
 

@@ -11,6 +11,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -63,8 +64,13 @@ def export_bundle(
 
 
 def check_batch(bundle: Bundle, n: int, seed: int = 0) -> Tensor:
-    """`n` noise images through the bundle's own preprocessing: realistic value ranges and shapes."""
+    """`n` noise images through the bundle's own preprocessing: realistic value ranges and shapes.
+
+    For a table model, `n` rows of standard normal features: the (N, F) tensor its operators
+    produce (standardized features are of that scale)."""
     gen = torch.Generator().manual_seed(seed)
+    if bundle.manifest.table is not None:
+        return torch.randn((n, bundle.manifest.table.features), generator=gen)
     channels = bundle.manifest.input.channels
     height, width = bundle.image_size or (64, 64)
     images = torch.randint(0, 256, (n, channels, height, width), generator=gen, dtype=torch.uint8)
@@ -73,6 +79,22 @@ def check_batch(bundle: Bundle, n: int, seed: int = 0) -> Tensor:
 
 def _input_shape(example: Tensor) -> list[int | str]:
     return ["batch", *example.shape[1:]]
+
+
+@dataclass(frozen=True)
+class _Names:
+    """The exported graph's input and output names, and what the output means, per model kind."""
+
+    input: str
+    output: str
+    meaning: str
+
+
+def _names(bundle: Bundle) -> _Names:
+    inputs = "images" if bundle.manifest.table is None else "features"
+    if bundle.task.target == "value":
+        return _Names(inputs, "value", "value: the predicted number per row, shaped (batch, 1).")
+    return _Names(inputs, "logits", ExportInfo.model_fields["outputs"].default)
 
 
 def _export_onnx(bundle: Bundle, example: Tensor, opset: int, exporter: str) -> ExportInfo:
@@ -85,19 +107,21 @@ def _export_onnx(bundle: Bundle, example: Tensor, opset: int, exporter: str) -> 
         tmp = scratch / ONNX_NAME
         model = bundle.model.cpu()
         nbytes = sum(t.numel() * t.element_size() for t in model.state_dict().values())
+        names = _names(bundle)
         used = _export_with_fallback(
-            bundle, model, example, tmp, opset, exporter, nbytes > _EXTERNAL_DATA_BYTES
+            bundle, model, example, tmp, opset, exporter, nbytes > _EXTERNAL_DATA_BYTES, names
         )
         try:
             onnx.checker.check_model(str(tmp))
-            diff = _onnx_max_diff(bundle, tmp, example)
+            diff = _onnx_max_diff(bundle, tmp, example, names)
         except Exception as exc:  # onnx and onnxruntime raise their own exception types
             raise ExportError(
                 f"{bundle.path / ONNX_NAME}: the exported model does not load ({exc})"
             ) from None
         if diff > MAX_ABS_DIFF:
             raise ExportError(
-                f"{bundle.path / ONNX_NAME}: ONNX logits differ from PyTorch by {diff:.3g} (> {MAX_ABS_DIFF})"
+                f"{bundle.path / ONNX_NAME}: ONNX outputs differ from PyTorch "
+                f"by {diff:.3g} (> {MAX_ABS_DIFF})"
             )
         for item in scratch.iterdir():
             os.replace(item, bundle.path / item.name)
@@ -106,6 +130,9 @@ def _export_onnx(bundle: Bundle, example: Tensor, opset: int, exporter: str) -> 
     return ExportInfo(
         file=ONNX_NAME,
         format="onnx",
+        input_name=names.input,
+        output_name=names.output,
+        outputs=names.meaning,
         input_shape=_input_shape(example),
         opset=opset,
         exporter=f"torch.onnx ({used})",
@@ -122,13 +149,14 @@ def _export_with_fallback(
     opset: int,
     exporter: str,
     external: bool,
+    names: _Names,
 ) -> str:
     errors: list[str] = []
     for choice in ("dynamo", "legacy"):
         if exporter not in ("auto", choice):
             continue
         try:
-            _run_onnx_exporter(model, example, path, opset, choice == "dynamo", external)
+            _run_onnx_exporter(model, example, path, opset, choice == "dynamo", external, names)
             return choice
         except Exception as exc:  # the exporters raise many unrelated types; all mean "not exportable"
             first = str(exc).splitlines()[0] if str(exc) else ""
@@ -138,7 +166,13 @@ def _export_with_fallback(
 
 
 def _run_onnx_exporter(
-    model: torch.nn.Module, example: Tensor, path: Path, opset: int, dynamo: bool, external: bool
+    model: torch.nn.Module,
+    example: Tensor,
+    path: Path,
+    opset: int,
+    dynamo: bool,
+    external: bool,
+    names: _Names,
 ) -> None:
     with warnings.catch_warnings():
         # The TorchScript-based exporter is deprecated upstream; it is only our fallback.
@@ -150,8 +184,8 @@ def _run_onnx_exporter(
                 model,
                 (example,),
                 str(path),
-                input_names=["images"],
-                output_names=["logits"],
+                input_names=[names.input],
+                output_names=[names.output],
                 opset_version=opset,
                 dynamo=True,
                 dynamic_shapes=({0: batch},),
@@ -163,22 +197,22 @@ def _run_onnx_exporter(
                 model,
                 (example,),
                 str(path),
-                input_names=["images"],
-                output_names=["logits"],
+                input_names=[names.input],
+                output_names=[names.output],
                 opset_version=opset,
                 dynamo=False,
-                dynamic_axes={"images": {0: "batch"}, "logits": {0: "batch"}},
+                dynamic_axes={names.input: {0: "batch"}, names.output: {0: "batch"}},
             )
 
 
-def _onnx_max_diff(bundle: Bundle, path: Path, example: Tensor) -> float:
+def _onnx_max_diff(bundle: Bundle, path: Path, example: Tensor, names: _Names) -> float:
     import onnxruntime as ort  # type: ignore[import-untyped]
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     diff = 0.0
     # Batch sizes other than the traced one prove that the batch axis really is dynamic.
     for batch in (example[:1], check_batch(bundle, 3, seed=1)):
-        (out,) = session.run(["logits"], {"images": batch.numpy()})
+        (out,) = session.run([names.output], {names.input: batch.numpy()})
         diff = max(diff, float(np.abs(out - bundle.logits(batch).numpy()).max()))
     return diff
 
@@ -206,9 +240,13 @@ def _export_torchscript(bundle: Bundle, example: Tensor) -> ExportInfo:
         tmp.unlink(missing_ok=True)
         raise ExportError(f"{path}: TorchScript logits differ from PyTorch by {diff:.3g} (> {MAX_ABS_DIFF})")
     os.replace(tmp, path)
+    names = _names(bundle)
     return ExportInfo(
         file=path.name,
         format="torchscript",
+        input_name=names.input,
+        output_name=names.output,
+        outputs=names.meaning,
         input_shape=_input_shape(example),
         exporter="torch.jit.trace",
         max_abs_diff=diff,

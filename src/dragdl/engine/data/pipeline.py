@@ -51,6 +51,8 @@ class Pipeline:
     input_shape: tuple[int, ...]
     fitted: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per node id, what a Fittable learned (for example {"mean": [...], "std": [...]})."""
+    cpu_threads: int | None = None
+    """Intra-op threads to train with on the CPU; None: PyTorch's default (tables use 1)."""
 
     @property
     def eval_stages(self) -> tuple[OpStage, ...]:

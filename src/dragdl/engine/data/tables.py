@@ -164,6 +164,10 @@ def _table_from_frame(frame: Any, path: Path) -> Table:
 
 def read_table(path: Path) -> Table:
     """A CSV (comma), TSV (tab) or Parquet file; the first CSV/TSV line names the columns."""
+    return _table_from_frame(_read_frame(path), path)
+
+
+def _read_frame(path: Path) -> Any:
     import pandas as pd
 
     suffix = path.suffix.lower()
@@ -186,7 +190,22 @@ def read_table(path: Path) -> Table:
         raise DatasetError(f"{path.name} is empty", field="path", code="table_empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
         raise DatasetError(f"cannot read {path.name}: {exc}", field="path", code="dataset_invalid") from exc
-    return _table_from_frame(frame, path)
+    return frame
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """A CSV/TSV/Parquet file as rows of {column: value}, for prediction. CSV cells stay text as
+    written ("007" stays "007"): `rows_to_table` reads them against the model's own column kinds."""
+    import pandas as pd
+
+    frame = _read_frame(path)
+    if len(frame.columns) == 0 or len(frame) == 0:
+        raise DatasetError(f"{path.name} has no data rows", field="path", code="table_empty")
+    names = [str(c) for c in frame.columns]
+    return [
+        {name: (None if pd.isna(value) else value) for name, value in zip(names, values, strict=True)}
+        for values in frame.itertuples(index=False, name=None)
+    ]
 
 
 # -- scikit-learn's bundled sets --------------------------------------------------------------
@@ -242,12 +261,22 @@ def rows_to_table(
 ) -> Table:
     """Rows of {column: value} read against the training schema.
 
-    A missing key, None or "" is a missing value (an Impute node may fill it); other keys are
-    ignored (an id or the target column may come along). Errors name the row (numbered from
-    `first_row`, 1-based) and the column.
+    A missing key, None or "" is a missing value (an Impute node may fill it), but a column no row
+    has is an error (a renamed or forgotten column); other keys are ignored (an id or the target
+    column may come along). Errors name the row (numbered from `first_row`, 1-based) and the column.
     """
     if not rows:
         raise DatasetError("no rows to predict", field="rows", code="table_empty")
+    given = {key for row in rows for key in row}
+    absent = [info.name for info in schema if info.name not in given]
+    if absent:
+        raise DatasetError(
+            f"no row has the column {absent[0]!r}"
+            + (f" (nor {', '.join(repr(a) for a in absent[1:4])})" if len(absent) > 1 else "")
+            + f"; the model reads the columns {', '.join(repr(c.name) for c in schema)}",
+            field="rows",
+            code="column_unknown",
+        )
     columns: dict[str, np.ndarray] = {}
     for info in schema:
         if info.kind == "number":
