@@ -28,6 +28,7 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy.orm import Session
 
+from dragdl.runner.worker import model_fields
 from dragdl.server.app import create_app
 from dragdl.server.db.models import Model
 from dragdl.server.settings import Settings
@@ -63,6 +64,7 @@ class World:
     db: Session
     settings: Settings
     bundle: Callable[[], Path]
+    table_bundle: Callable[[], Path]
     clients: dict[str, TestClient] = field(default_factory=dict)
 
     def client(self, username: str) -> TestClient:
@@ -102,6 +104,15 @@ GRAPH = chain(
     ],
 )
 
+TABLE_GRAPH = chain(
+    "Matrix table",
+    [
+        ("data", "dataset.table", {"source": "iris"}),
+        ("fc", "layer.Linear", {"out_features": "auto"}),
+        ("train", "train.Classifier", {"epochs": 1, "device": "cpu", "seed": 0}),
+    ],
+)
+
 
 def graph(world: World) -> str:
     response = world.owner.post("/api/graphs", json={"graph": GRAPH})
@@ -129,15 +140,27 @@ def dataset(world: World) -> str:
     return dataset_id
 
 
-def model(world: World) -> str:
+def model(world: World, table: bool = False) -> str:
     row = Model(owner_id=world.user_id(OWNER), name="Matrix", path="", classes=[], metrics={}, input_spec={})
     world.db.add(row)
     world.db.flush()
     row.path = f"artifacts/matrix-{row.id}"
-    shutil.copytree(world.bundle(), world.settings.data_dir / row.path)
-    row.classes = [str(digit) for digit in range(10)]
+    shutil.copytree(world.table_bundle() if table else world.bundle(), world.settings.data_dir / row.path)
+    for key, value in model_fields(world.settings.data_dir / row.path).items():
+        setattr(row, key, value)
     world.db.commit()
     return row.id
+
+
+def table_rows(world: World) -> Call:
+    """A table model of the owner's and one iris row for it."""
+    row = {
+        "sepal length (cm)": 5.1,
+        "sepal width (cm)": 3.5,
+        "petal length (cm)": 1.4,
+        "petal width (cm)": 0.2,
+    }
+    return Call(path={"model_id": model(world, table=True)}, json={"rows": [row]})
 
 
 def task(world: World, *, stopped: bool = True) -> Call:
@@ -230,6 +253,7 @@ MATRIX: dict[tuple[str, str], Rule] = {
     ("POST", "/api/models/{model_id}/predict"): Rule(
         OWNED, lambda world: Call(path={"model_id": model(world)}, files=upload_image())
     ),
+    ("POST", "/api/models/{model_id}/predict/rows"): Rule(OWNED, table_rows),
     ("GET", "/api/models/{model_id}/download"): Rule(
         OWNED, lambda world: Call(path={"model_id": model(world)})
     ),
@@ -280,9 +304,9 @@ def db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'dragdl.db'}"
 
 
-@pytest.fixture(scope="module")
-def trained_bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], Path]]:
-    """A tiny digits classifier, trained on first use only (most routes need no model)."""
+def _trained_on_first_use(
+    tmp_path_factory: pytest.TempPathFactory, graph: dict[str, Any]
+) -> Callable[[], Path]:
     trained: list[Path] = []
 
     def get() -> Path:
@@ -293,12 +317,24 @@ def trained_bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callabl
 
             root = tmp_path_factory.mktemp("bundle")
             ctx = DataContext(data_dir=root, allow_download=False)
-            result = run_graph(GRAPH, ctx, root / "run", ListReporter())
+            result = run_graph(graph, ctx, root / "run", ListReporter())
             assert result.status == "succeeded"
             trained.append(root / "run")
         return trained[0]
 
-    yield get
+    return get
+
+
+@pytest.fixture(scope="module")
+def trained_bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], Path]]:
+    """A tiny digits classifier, trained on first use only (most routes need no model)."""
+    yield _trained_on_first_use(tmp_path_factory, GRAPH)
+
+
+@pytest.fixture(scope="module")
+def trained_table_bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[], Path]]:
+    """A tiny iris classifier (a table model), trained on first use only."""
+    yield _trained_on_first_use(tmp_path_factory, TABLE_GRAPH)
 
 
 @pytest.fixture
@@ -308,10 +344,11 @@ def world(
     db_session: Session,
     settings: Settings,
     trained_bundle: Callable[[], Path],
+    trained_table_bundle: Callable[[], Path],
 ) -> World:
     app.state.runner.shutdown()
     app.state.runner = IdleRunner()
-    return World(make_client, db_session, settings, trained_bundle)
+    return World(make_client, db_session, settings, trained_bundle, trained_table_bundle)
 
 
 def send(client: TestClient, method: str, path: str, call: Call) -> Response:

@@ -53,6 +53,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from dragdl.runner.worker import model_fields
 from dragdl.server import app as app_module
 from dragdl.server.app import create_app
 from dragdl.server.db.models import Model, User
@@ -89,6 +90,16 @@ GRAPH = chain(
     ],
 )
 
+TABLE_GRAPH = chain(
+    "Fuzz table",
+    [
+        ("data", "dataset.table", {"source": "iris"}),
+        ("std", "op.Standardize", {}),
+        ("fc", "layer.Linear", {"out_features": "auto"}),
+        ("train", "train.Classifier", {"epochs": 1, "device": "cpu", "seed": 0}),
+    ],
+)
+
 
 @dataclass
 class World:
@@ -99,6 +110,7 @@ class World:
     base_url: str
     settings: Settings
     bundle: Path
+    table_bundle: Path
     session: requests.Session
     setup: httpx.Client
     ids: dict[str, str] = field(default_factory=dict)
@@ -134,17 +146,21 @@ class World:
     def new_token(self) -> str:
         return str(self._expect(self.setup.post("/api/auth/tokens", json={"name": "fuzz"}), 201)["id"])
 
-    def new_model(self) -> str:
+    def new_model(self, bundle: Path | None = None) -> str:
         me = self._expect(self.setup.get("/api/auth/me"), 200)
         with self.app.state.sessions() as db:
             row = Model(owner_id=me["id"], name="Fuzz", path="", classes=[], metrics={}, input_spec={})
             db.add(row)
             db.flush()
             row.path = f"artifacts/fuzz-{row.id}"
-            shutil.copytree(self.bundle, self.settings.data_dir / row.path)
-            row.classes = [str(digit) for digit in range(10)]
+            shutil.copytree(bundle or self.bundle, self.settings.data_dir / row.path)
+            for key, value in model_fields(self.settings.data_dir / row.path).items():
+                setattr(row, key, value)
             db.commit()
             return str(row.id)
+
+    def new_table_model(self) -> str:
+        return self.new_model(self.table_bundle)
 
     def new_user(self) -> str:
         return str(self._expect(self.setup.get("/api/auth/me"), 200)["id"])
@@ -155,6 +171,7 @@ class World:
             "task_id": self.new_task,
             "dataset_id": self.new_dataset,
             "model_id": self.new_model,
+            "table_model_id": self.new_table_model,
             "token_id": self.new_token,
             "user_id": self.new_user,
         }
@@ -168,15 +185,15 @@ class World:
         self.ids.pop(name, None)
 
 
-def _train_bundle(root: Path) -> Path:
+def _train_bundle(root: Path, graph: dict[str, Any] = GRAPH, name: str = "run") -> Path:
     from dragdl.engine.data.base import DataContext
     from dragdl.engine.run import run_graph
     from dragdl.engine.train.reporter import ListReporter
 
     ctx = DataContext(data_dir=root / "engine", allow_download=False)
-    result = run_graph(GRAPH, ctx, root / "run", ListReporter())
+    result = run_graph(graph, ctx, root / name, ListReporter())
     assert result.status == "succeeded"
-    return root / "run"
+    return root / name
 
 
 @pytest.fixture(scope="module")
@@ -184,6 +201,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     root = tmp_path_factory.mktemp("fuzz")
     settings_ = Settings(data_dir=root / "data", database_url=f"sqlite:///{root / 'dragdl.db'}")
     bundle = _train_bundle(root)
+    table_bundle = _train_bundle(root, TABLE_GRAPH, "table")
     app = create_app(settings_)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(app_module, "create_runner", lambda settings, sessions: IdleRunner())
@@ -192,7 +210,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             httpx.Client(base_url=base_url, timeout=60) as setup,
             requests.Session() as session,
         ):
-            yield _signed_in(World(app, base_url, settings_, bundle, session, setup))
+            yield _signed_in(World(app, base_url, settings_, bundle, table_bundle, session, setup))
 
 
 def _signed_in(world: World) -> World:
@@ -217,7 +235,9 @@ def _use_real_resources(case: Any, world: World) -> None:
         if name == "version":
             case.path_parameters[name] = 1
             continue
-        real = world.real(name)
+        # Rows go to a table model, so that fuzzed rows reach the table code behind the checks.
+        table = name == "model_id" and case.operation.path.endswith("/predict/rows")
+        real = world.real("table_model_id" if table else name)
         if real is not None:
             case.path_parameters[name] = real
 

@@ -222,6 +222,23 @@ def test_the_body_is_checked_before_anything_is_predicted(
     assert user_client.post(url, files=two).status_code == 400
 
 
+def test_a_value_far_out_of_range_is_named_not_a_server_error(
+    user_client: TestClient, models: dict[str, str]
+) -> None:
+    rows, _ = table_rows("diabetes", 3)
+    rows[2]["bmi"] = 1e308
+    response = user_client.post(
+        f"/api/models/{models['diabetes']}/predict/rows",
+        content=b'{"rows": [{"bmi": 1e999}]}',
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert "row 1" in response.json()["detail"]
+    response = rows_of(user_client, models["diabetes"], rows)
+    assert response.status_code == 400, response.text
+    assert "row 3: the model's answer is not a finite number" in response.json()["detail"]
+
+
 def test_rows_may_leave_values_missing_only_where_the_model_can_fill_them(
     user_client: TestClient, models: dict[str, str]
 ) -> None:
@@ -246,3 +263,18 @@ def test_other_users_and_image_models(
         f"/api/models/{models['iris']}/predict", files=[("images", ("a.png", png(), "image/png"))]
     )
     assert images.status_code == 422 and "send rows to /predict/rows" in images.json()["detail"]
+
+
+def test_uploads_are_capped_before_they_are_read(
+    user_client: TestClient, models: dict[str, str], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragdl.server.request_limits import MAX_ROWS_BODY_BYTES, BodyLimitMiddleware, upload_limits
+    from dragdl.server.routes import models as routes
+
+    middleware = BodyLimitMiddleware(None, settings.max_body_bytes, upload_limits(settings))  # type: ignore[arg-type]
+    assert middleware.limit_for("POST", f"/api/models/{models['iris']}/predict/rows") == MAX_ROWS_BODY_BYTES
+    monkeypatch.setattr(routes, "MAX_CSV_BYTES", 100)
+    rows, _ = table_rows("iris", 10)
+    response = csv_of(user_client, models["iris"], as_csv(rows), "many.csv")
+    assert response.status_code == 413 and "limit of 100 bytes" in response.json()["detail"]
+    assert "many.csv" in response.json()["detail"]
