@@ -136,7 +136,7 @@ export function PredictionView({
       )}
       {item.serverError !== undefined && (
         <p className="wb-error" role="alert">
-          {t('models.serverFailed', { message: errorText(item.serverError, t) })}
+          {t(regression ? 'models.predictFailed' : 'models.serverFailed', { message: errorText(item.serverError, t) })}
         </p>
       )}
       {!probabilities && item.value === undefined && item.serverError === undefined && (

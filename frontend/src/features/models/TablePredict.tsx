@@ -13,6 +13,7 @@ import {
   formToRow,
   isValue,
   parseCsv,
+  parseNumber,
   predictionCells,
   predictionHeader,
   predictionsCsv,
@@ -25,6 +26,13 @@ import {
 const SHOWN_ROWS = 100;
 /** Input columns the results table shows beside the answer (all of them go into the download). */
 const SHOWN_COLUMNS = 6;
+
+/** A file's cell in the results table: numbers shortened (the download keeps them as written). */
+function cellText(cell: string | undefined): string {
+  if (cell === undefined) return '';
+  const value = parseNumber(cell);
+  return value === null ? cell : formatValue(value);
+}
 
 /** One answer: the big number of a regression model, or the class with its top scores. */
 function Answer({ prediction, target }: { prediction: RowPrediction; target: string | null }) {
@@ -179,7 +187,7 @@ function RowForm({ model, columns }: { model: ModelPublic; columns: ColumnPublic
         <h2>{t('models.answer')}</h2>
         {failure !== null && (
           <p className="wb-error" role="alert">
-            {t('models.serverFailed', { message: errorText(failure, t) })}
+            {t('models.predictFailed', { message: errorText(failure, t) })}
           </p>
         )}
         {answer ? (
@@ -251,7 +259,7 @@ function CsvBatch({ model, regression }: { model: ModelPublic; regression: boole
       )}
       {batch && batch.failure !== null && (
         <p className="wb-error" role="alert">
-          {t('models.serverFailed', { message: errorText(batch.failure, t) })}
+          {t('models.predictFailed', { message: errorText(batch.failure, t) })}
         </p>
       )}
       {batch?.predictions && view && (
@@ -276,13 +284,13 @@ function CsvBatch({ model, regression }: { model: ModelPublic; regression: boole
                   <th scope="col" className="num">
                     #
                   </th>
-                  {view.columns.map((name) => (
-                    <th key={name} scope="col" translate="no">
+                  {added.map((name) => (
+                    <th key={name} scope="col" className="num is-answer" translate="no">
                       {name}
                     </th>
                   ))}
-                  {added.map((name) => (
-                    <th key={name} scope="col" className="num is-answer" translate="no">
+                  {view.columns.map((name) => (
+                    <th key={name} scope="col" translate="no">
                       {name}
                     </th>
                   ))}
@@ -292,9 +300,6 @@ function CsvBatch({ model, regression }: { model: ModelPublic; regression: boole
                 {batch.predictions.slice(0, SHOWN_ROWS).map((prediction, i) => (
                   <tr key={i}>
                     <td className="num muted">{i + 1}</td>
-                    {view.columns.map((name, c) => (
-                      <td key={name}>{view.table?.rows[i]?.[c] ?? ''}</td>
-                    ))}
                     {predictionCells(prediction)
                       .slice(0, added.length)
                       .map((cell, c) => (
@@ -306,6 +311,11 @@ function CsvBatch({ model, regression }: { model: ModelPublic; regression: boole
                             : (cell ?? '')}
                         </td>
                       ))}
+                    {view.columns.map((name, c) => (
+                      <td key={name} className="muted">
+                        {cellText(view.table?.rows[i]?.[c])}
+                      </td>
+                    ))}
                   </tr>
                 ))}
               </tbody>

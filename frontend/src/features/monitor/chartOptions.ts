@@ -302,9 +302,11 @@ export function scatterPoints(scatter: ScatterReport): { points: Point[]; lo: nu
     lo = Math.min(lo, x, y);
     hi = Math.max(hi, x, y);
   }
-  // A little room around the extremes, so no point sits on the frame; one value gets a unit span.
+  // A little room around the extremes, so no point sits on the frame; one value gets a span. The
+  // ends are then rounded out to ECharts' tick step, so both axes have the same round labels.
   const pad = (hi - lo) * 0.04 || Math.abs(hi) * 0.5 || 1;
-  return { points, lo: lo - pad, hi: hi + pad };
+  const step = niceStep((hi - lo + 2 * pad) / SPLITS);
+  return { points, lo: Math.floor((lo - pad) / step) * step, hi: Math.ceil((hi + pad) / step) * step };
 }
 
 export function scatterOption(

@@ -130,6 +130,11 @@ describe('predicted vs. actual', () => {
     expect(empty.graphic).toMatchObject({ style: { text: 'none' } });
   });
 
+  it('rounds the shared range out to the tick step', () => {
+    // 1 .. 10 padded a little, then out to multiples of the step ECharts picks (2): 0 .. 12.
+    expect(scatterPoints(scatter)).toMatchObject({ lo: 0, hi: 12 });
+  });
+
   it('gives a single value a range to sit in', () => {
     const { lo, hi } = scatterPoints({ actual: [5], predicted: [5], total: 1 });
     expect(lo).toBeLessThan(5);
