@@ -121,4 +121,6 @@ export interface ValidationResult {
   shapes: Record<string, string>;
   dataset: DatasetSummary | null;
   model_inputs: Record<string, unknown>;
+  /** The train node's task kind ("classification", "regression"); null without a train node. */
+  task?: string | null;
 }

@@ -287,7 +287,7 @@ export interface ResidualsReport {
 }
 
 /** The finite (actual, predicted) pairs and the range both axes share (y = x is the diagonal). */
-export function scatterPoints(scatter: ScatterReport): { points: Point[]; lo: number; hi: number } {
+export function scatterPoints(scatter: ScatterReport): { points: Point[]; lo: number; hi: number; step: number } {
   const points: Point[] = [];
   const n = Math.min(scatter.actual.length, scatter.predicted.length);
   for (let i = 0; i < n; i += 1) {
@@ -295,7 +295,7 @@ export function scatterPoints(scatter: ScatterReport): { points: Point[]; lo: nu
     const y = scatter.predicted[i]!;
     if (Number.isFinite(x) && Number.isFinite(y)) points.push([x, y]);
   }
-  if (!points.length) return { points, lo: 0, hi: 1 };
+  if (!points.length) return { points, lo: 0, hi: 1, step: 0.2 };
   let lo = Infinity;
   let hi = -Infinity;
   for (const [x, y] of points) {
@@ -306,14 +306,14 @@ export function scatterPoints(scatter: ScatterReport): { points: Point[]; lo: nu
   // ends are then rounded out to ECharts' tick step, so both axes have the same round labels.
   const pad = (hi - lo) * 0.04 || Math.abs(hi) * 0.5 || 1;
   const step = niceStep((hi - lo + 2 * pad) / SPLITS);
-  return { points, lo: Math.floor((lo - pad) / step) * step, hi: Math.ceil((hi + pad) / step) * step };
+  return { points, lo: Math.floor((lo - pad) / step) * step, hi: Math.ceil((hi + pad) / step) * step, step };
 }
 
 export function scatterOption(
   scatter: ScatterReport,
   labels: { actual: string; predicted: string; identity: string; empty: string },
 ) {
-  const { points, lo, hi } = scatterPoints(scatter);
+  const { points, lo, hi, step } = scatterPoints(scatter);
   const values = [lo, hi];
   const axis = (name: string, gap: number) => ({
     type: 'value',
@@ -324,7 +324,7 @@ export function scatterOption(
     // Both axes span the same range: the y = x line is the square's diagonal.
     min: lo,
     max: hi,
-    splitNumber: SPLITS,
+    interval: step,
     axisLabel: { ...AXIS_LABEL, formatter: axisFormatter(values) },
     splitLine: SPLIT_LINE,
   });

@@ -132,7 +132,8 @@ describe('predicted vs. actual', () => {
 
   it('rounds the shared range out to the tick step', () => {
     // 1 .. 10 padded a little, then out to multiples of the step ECharts picks (2): 0 .. 12.
-    expect(scatterPoints(scatter)).toMatchObject({ lo: 0, hi: 12 });
+    expect(scatterPoints(scatter)).toMatchObject({ lo: 0, hi: 12, step: 2 });
+    expect(scatterOption(scatter, labels).xAxis.interval).toBe(2);
   });
 
   it('gives a single value a range to sit in', () => {

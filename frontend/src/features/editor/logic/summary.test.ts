@@ -71,4 +71,17 @@ describe('tableFacts', () => {
       classes: 0,
     });
   });
+
+  it('counts classes for a classifier only: a regression target is a number per row', () => {
+    const table: DatasetSummary = {
+      classes: ['25', '31', '52'],
+      count: 3,
+      channels: 0,
+      size: null,
+      target: 'progression',
+      columns: [{ name: 'age', kind: 'number', missing: 0, categories: [] }],
+    };
+    expect(tableFacts(table, 'classification')?.classes).toBe(3);
+    expect(tableFacts(table, 'regression')?.classes).toBe(0);
+  });
 });

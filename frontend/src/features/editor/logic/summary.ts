@@ -93,7 +93,11 @@ export interface TableFacts {
   classes: number;
 }
 
-export function tableFacts(dataset: DatasetSummary): TableFacts | null {
+/**
+ * `task` is the graph's task kind (validation's `task`): a regression target is a number per row,
+ * whatever distinct values the dataset's summary lists as its classes.
+ */
+export function tableFacts(dataset: DatasetSummary, task?: string | null): TableFacts | null {
   if (!Array.isArray(dataset.columns)) return null;
   const columns = dataset.columns;
   return {
@@ -103,6 +107,6 @@ export function tableFacts(dataset: DatasetSummary): TableFacts | null {
     categories: columns.filter((column) => column.kind === 'category').length,
     withMissing: columns.filter((column) => column.missing > 0).length,
     target: dataset.target ?? null,
-    classes: dataset.classes.length,
+    classes: task === 'regression' ? 0 : dataset.classes.length,
   };
 }

@@ -157,9 +157,9 @@ function NodeProperties({
 }
 
 /** What validation read from the dataset: images and classes, or a table's rows and columns. */
-function DatasetFacts({ dataset }: { dataset: DatasetSummary }) {
+function DatasetFacts({ dataset, task }: { dataset: DatasetSummary; task: string | null }) {
   const { t, i18n } = useTranslation();
-  const table = tableFacts(dataset);
+  const table = tableFacts(dataset, task);
   if (!table) {
     return (
       <div className="props__dataset">
@@ -231,7 +231,7 @@ function GraphProperties({ meta, onMetaChange, validation }: Pick<Props, 'meta' 
           onChange={(event) => onMetaChange({ ...meta, description: event.target.value })}
         />
       </div>
-      {dataset && <DatasetFacts dataset={dataset} />}
+      {dataset && <DatasetFacts dataset={dataset} task={validation?.task ?? null} />}
       <p className="props__muted">{t('props.none')}</p>
     </div>
   );
