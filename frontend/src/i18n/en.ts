@@ -185,6 +185,7 @@ const en = {
     columnMissing_one: '{{count}} missing',
     columnMissing_other: '{{count}} missing',
     datasetChoose: 'Choose one of your datasets…',
+    datasetTableOption: '{{rows}} rows · {{columns}} columns',
     datasetOption: '{{images}} images · {{classes}} classes · {{kind}}',
     datasetMissing: '{{id}} (not found)',
     datasetsLoading: 'Loading your datasets…',

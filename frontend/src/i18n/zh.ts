@@ -185,6 +185,7 @@ const zh: Messages = {
     columnMissing_one: '缺失 {{count}} 个',
     columnMissing_other: '缺失 {{count}} 个',
     datasetChoose: '选择你的一个数据集…',
+    datasetTableOption: '{{rows}} 行 · {{columns}} 列',
     datasetOption: '{{images}} 张图像 · {{classes}} 个类别 · {{kind}}',
     datasetMissing: '{{id}}（未找到）',
     datasetsLoading: '正在加载你的数据集…',

@@ -18,6 +18,7 @@ import {
 } from './api';
 import { useConfirm } from '../../ui/ConfirmDialog';
 import { openDatasetInEditor } from './openInEditor';
+import { asDatasetNode } from '../editor/logic/datasetNode';
 import { ApiError } from '../../api/client';
 import { errorText } from '../../i18n/errorText';
 import './datasets.css';
@@ -242,7 +243,11 @@ export default function DatasetsPage() {
                         className="btn btn--small btn--primary"
                         data-action="use-in-editor"
                         onClick={() =>
-                          void openDatasetInEditor(dataset, confirm, t).then((outcome) => {
+                          void openDatasetInEditor(
+                            { id: dataset.id, name: dataset.name, node: asDatasetNode(dataset.node) },
+                            confirm,
+                            t,
+                          ).then((outcome) => {
                             if (outcome === 'used')
                               notify({ kind: 'success', message: t('datasets.usedInEditor', { name: dataset.name }) });
                             else if (outcome === 'failed') notify({ kind: 'error', message: t('datasets.useFailed') });

@@ -3,7 +3,6 @@ import { memo, useId, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { GraphError, JsonValue, ValidationResult } from '../../../api/types';
 import type { CatalogIndex } from '../../catalog/catalogIndex';
-import { UPLOADED_TYPE } from '../logic/datasetNode';
 import { errorText, fieldTitle } from '../logic/errorMessage';
 import { fieldApplies, fieldsFromSchema } from '../logic/schemaForm';
 import { prettyShape, shapeLabel, tableFacts } from '../logic/summary';
@@ -118,9 +117,10 @@ function NodeProperties({
                 </span>
               )}
             </label>
-            {node.data.kind === UPLOADED_TYPE && field.name === 'dataset_id' ? (
+            {entry?.category === 'dataset' && field.name === 'dataset_id' ? (
               <DatasetSelect
                 field={field}
+                sort={entry.outputs[0]?.types[0] === 'table' ? 'table' : 'images'}
                 value={node.data.params[field.name]}
                 onChange={(value) => onParamChange(node.id, field.name, value)}
                 onDataset={(dataset, previous) => {
