@@ -166,7 +166,13 @@ export default function DatasetsPage() {
       </header>
       <UploadPanel
         onUploaded={(dataset) => {
-          notify({ kind: 'success', message: t('datasets.uploaded', { name: dataset.name, count: dataset.count }) });
+          notify({
+            kind: 'success',
+            message: t(dataset.columns ? 'datasets.uploadedTable' : 'datasets.uploaded', {
+              name: dataset.name,
+              count: dataset.count,
+            }),
+          });
           setSelected(dataset.id);
           datasets.refresh();
         }}

@@ -25,6 +25,7 @@ const en = {
     cancelled: 'The upload was cancelled.',
     refused: 'Upload refused: {{message}}',
     uploaded: 'Uploaded “{{name}}” ({{count}} images)',
+    uploadedTable: 'Uploaded “{{name}}” ({{count}} rows)',
     check: {
       mixed: 'send one .zip, .npy files or one table, not a mix',
       manyZips: 'send one .zip at a time',
@@ -108,6 +109,7 @@ const zh: Widen<typeof en> = {
     cancelled: '上传已取消。',
     refused: '上传被拒绝：{{message}}',
     uploaded: '已上传“{{name}}”（{{count}} 张图像）',
+    uploadedTable: '已上传“{{name}}”（{{count}} 行）',
     check: {
       mixed: '请只发送一个 .zip、若干 .npy 文件或一个表格，不要混合',
       manyZips: '一次只能发送一个 .zip',

@@ -271,7 +271,7 @@ function CsvBatch({ model, regression }: { model: ModelPublic; regression: boole
                 rows: batch.predictions.length.toLocaleString(i18n.language),
                 shown: Math.min(SHOWN_ROWS, batch.predictions.length),
               })}
-              {view.hidden > 0 && ` ${t('models.batchHiddenColumns', { count: view.hidden })}`}
+              {view.hidden > 0 && t('models.batchHiddenColumns', { count: view.hidden })}
             </span>
             <button type="button" className="btn btn--primary" onClick={download} data-action="download-predictions">
               {t('models.downloadPredictions')}
