@@ -164,3 +164,24 @@ def test_export_writes_checked_files(bundle: Path, tmp_path: Path) -> None:
     exports = json.loads((target / "model.json").read_text())["exports"]
     assert set(exports) == {"onnx", "torchscript"}
     assert exports["onnx"]["preprocessing"]["mean"] is not None
+
+
+def test_a_regression_model_predicts_a_value_per_image(images: Path, tmp_path: Path) -> None:
+    # The digits' class names are numbers, so a regressor learns the digit as a value.
+    nodes = [
+        ("data", "dataset.builtin", {"name": "digits"}),
+        ("flatten", "layer.Flatten", {}),
+        ("dense", "layer.Linear", {"out_features": "auto"}),
+        ("train", "train.Regressor", {"epochs": 1, "batch_size": 64, "lr": 0.01, "device": "cpu"}),
+    ]
+    out = tmp_path / "run"
+    run_graph(
+        chain("Digit value", nodes), DataContext(data_dir=tmp_path, allow_download=False), out, ListReporter()
+    )
+    first = sorted(images.glob("*.png"))[0]
+    result = invoke("predict", out, first, "--json")
+    assert result.exit_code == 0, result.output
+    (answer,) = json.loads(result.stdout)
+    assert answer["image"] == str(first) and isinstance(answer["value"], float) and "label" not in answer
+    table = invoke("predict", out, first)
+    assert table.exit_code == 0 and "value" in table.stdout and first.name in table.stdout

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from dragdl.paths import default_data_dir
@@ -90,10 +91,20 @@ def validate(
         for node in raw.get("nodes", []):
             table.add_row(node["id"], node["type"], result.shapes.get(node["id"], ""))
         console.print(table)
-        if result.dataset:
+        dataset = result.dataset
+        if dataset and dataset.columns is not None:
+            kinds = ", ".join(
+                f"{c.name} ({c.kind}{f', {c.missing} missing' if c.missing else ''})" for c in dataset.columns
+            )
             console.print(
-                f"dataset: {result.dataset.count} images, {len(result.dataset.classes)} classes, "
-                f"{result.dataset.channels} channel(s), size {result.dataset.size or 'varies'}"
+                f"dataset: {dataset.count} rows, target {dataset.target!r} "
+                f"({len(dataset.classes)} distinct), {len(dataset.columns)} columns: {escape(kinds)}",
+                highlight=False,
+            )
+        elif dataset:
+            console.print(
+                f"dataset: {dataset.count} images, {len(dataset.classes)} classes, "
+                f"{dataset.channels} channel(s), size {dataset.size or 'varies'}"
             )
     else:
         _print_errors(result.errors, raw)

@@ -476,8 +476,8 @@ ZH: dict[str, str] = {
         "来源为“上传的表格”时：你上传的某个表格的 ID（见“数据集”页面）。"
     ),
     "Target column": "目标列",
-    "The column to predict; empty: the built-in table's target, or a file's last column.": (
-        "要预测的列；留空时为内置表格的目标列，或文件的最后一列。"
+    "The column to predict; empty: the built-in table's target, or else the last column.": (
+        "要预测的列；留空时为内置表格的目标列，否则为最后一列。"
     ),
     "Iris (flowers, 3 classes)": "鸢尾花（3 类）",
     "Wine (3 cultivars)": "葡萄酒（3 个品种）",

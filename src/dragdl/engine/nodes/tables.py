@@ -69,7 +69,7 @@ class TableParams(BaseModel):
         None,
         max_length=200,
         title="Target column",
-        description="The column to predict; empty: the built-in table's target, or a file's last column.",
+        description="The column to predict; empty: the built-in table's target, or else the last column.",
     )
 
 

@@ -9,6 +9,7 @@ and the same report as an uninterrupted one (on CPU; cuDNN autotuning may pick o
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -297,8 +298,10 @@ class _Run:
                 loss = self.criterion(logits, y)
             # Checked before the step, while the weights still are those that produced the loss:
             # a diagnosis after an optimizer step with NaN gradients would blame every layer.
-            if not bool(torch.isfinite(loss.detach())):
-                raise self._loss_not_finite(x, float(loss.detach()))
+            # One read of the value (a GPU sync either way): cheaper than an isfinite kernel first.
+            value = loss.item()
+            if not math.isfinite(value):
+                raise self._loss_not_finite(x, value)
             self.optimizer.zero_grad(set_to_none=True)
             lr = current_lr(self.optimizer)
             if self.precision.scaler:
