@@ -60,6 +60,8 @@ export interface CatalogEntry {
   outputs: PortSpec[];
   random: boolean;
   params_schema: JsonSchema;
+  /** Train nodes only: the task kind the node trains ("classification", "regression"). */
+  task?: string | null;
 }
 
 export interface GraphNodeSpec {
@@ -94,11 +96,23 @@ export interface GraphError {
   details: Record<string, unknown>;
 }
 
+/** A table column as the server describes it (engine/data/tables.py ColumnInfo). */
+export interface ColumnInfo {
+  name: string;
+  kind: 'number' | 'category';
+  missing: number;
+  /** The known values of a category column, sorted; empty for numbers. */
+  categories: string[];
+}
+
 export interface DatasetSummary {
   classes: string[];
   count: number;
   channels: number;
   size: string | null;
+  /** Tables only: the input columns (without the target) and the target column. */
+  columns?: ColumnInfo[] | null;
+  target?: string | null;
 }
 
 export interface ValidationResult {
@@ -107,4 +121,6 @@ export interface ValidationResult {
   shapes: Record<string, string>;
   dataset: DatasetSummary | null;
   model_inputs: Record<string, unknown>;
+  /** The train node's task kind ("classification", "regression"); null without a train node. */
+  task?: string | null;
 }

@@ -37,6 +37,61 @@ function countsOption(dataset: DatasetDetail, imagesLabel: string) {
   };
 }
 
+/** A table dataset: its rows and its columns (kind, missing values, categories). */
+function TablePreview({ dataset, onClose }: { dataset: DatasetDetail; onClose: () => void }) {
+  const { t, i18n } = useTranslation();
+  const columns = dataset.columns ?? [];
+  return (
+    <section className="dataset-preview chart-card" aria-labelledby="preview-title" data-preview={dataset.id}>
+      <header className="dataset-preview__head">
+        <h2 id="preview-title">{dataset.name}</h2>
+        <button type="button" className="icon-btn" aria-label={t('common.close')} onClick={onClose}>
+          ×
+        </button>
+      </header>
+      <dl className="facts facts--row">
+        <div>
+          <dt>{t('datasets.rows')}</dt>
+          <dd>{dataset.count.toLocaleString(i18n.language)}</dd>
+        </div>
+        <div>
+          <dt>{t('datasets.columns')}</dt>
+          <dd>{columns.length}</dd>
+        </div>
+      </dl>
+      <div className="per-class__scroll">
+        <table className="wb-table wb-table--dense" data-table="columns">
+          <thead>
+            <tr>
+              <th scope="col">{t('datasets.col.name')}</th>
+              <th scope="col">{t('datasets.col.kind')}</th>
+              <th scope="col" className="num">
+                {t('datasets.missing')}
+              </th>
+              <th scope="col">{t('datasets.categories')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {columns.map((column) => (
+              <tr key={column.name}>
+                <th scope="row" translate="no">
+                  {column.name}
+                </th>
+                <td>{t(`datasets.columnKind.${column.kind}`)}</td>
+                <td className="num">{column.missing}</td>
+                <td className="muted" translate="no">
+                  {(column.categories ?? []).slice(0, 12).join(', ')}
+                  {(column.categories ?? []).length > 12 ? ', …' : ''}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
 /** One dataset: images per class (bar chart), sample thumbnails per class, image size statistics. */
 export default function DatasetPreview({ datasetId, onClose }: { datasetId: string; onClose: () => void }) {
   const { t, i18n } = useTranslation();
@@ -56,6 +111,7 @@ export default function DatasetPreview({ datasetId, onClose }: { datasetId: stri
       <PageState kind="loading" message={t('datasets.loading')} />
     );
   }
+  if (dataset.columns || !dataset.size_stats) return <TablePreview dataset={dataset} onClose={onClose} />;
   const { min, max, mean } = dataset.size_stats;
   const counts = dataset.classes.map((c) => c.count);
   const imbalance = Math.min(...counts) > 0 ? Math.max(...counts) / Math.min(...counts) : null;

@@ -1,5 +1,6 @@
 import { lazy, Suspense, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
+import type { TFunction } from 'i18next';
 import { DropZone } from '../../ui/DropZone';
 import { useNotify } from '../../ui/toast';
 import { formatBytes } from '../tasks/format';
@@ -17,6 +18,7 @@ import {
 } from './api';
 import { useConfirm } from '../../ui/ConfirmDialog';
 import { openDatasetInEditor } from './openInEditor';
+import { asDatasetNode } from '../editor/logic/datasetNode';
 import { ApiError } from '../../api/client';
 import { errorText } from '../../i18n/errorText';
 import './datasets.css';
@@ -24,8 +26,10 @@ import './datasets.css';
 // The preview brings ECharts (the per-class bar chart): loaded when a dataset is opened.
 const DatasetPreview = lazy(() => import('./DatasetPreview'));
 
-function sizeText(dataset: DatasetPublic): string {
+function sizeText(dataset: DatasetPublic, t: TFunction): string {
+  if (dataset.columns) return t('datasets.tableShape', { columns: dataset.columns.length });
   if (dataset.size) return `${dataset.size[0]}×${dataset.size[1]}`;
+  if (!dataset.size_stats) return '—';
   const { min, max } = dataset.size_stats;
   return `${min[0]}×${min[1]} … ${max[0]}×${max[1]}`;
 }
@@ -76,7 +80,7 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
       <DropZone
         hint={t('datasets.dropHint')}
         buttonLabel={t('datasets.chooseFiles')}
-        accept=".zip,.npy"
+        accept=".zip,.npy,.csv,.tsv,.parquet"
         multiple
         disabled={sending}
         inputName="dataset-files"
@@ -162,7 +166,13 @@ export default function DatasetsPage() {
       </header>
       <UploadPanel
         onUploaded={(dataset) => {
-          notify({ kind: 'success', message: t('datasets.uploaded', { name: dataset.name, count: dataset.count }) });
+          notify({
+            kind: 'success',
+            message: t(dataset.columns ? 'datasets.uploadedTable' : 'datasets.uploaded', {
+              name: dataset.name,
+              count: dataset.count,
+            }),
+          });
           setSelected(dataset.id);
           datasets.refresh();
         }}
@@ -218,7 +228,9 @@ export default function DatasetsPage() {
                   <td className="num">{dataset.count.toLocaleString(i18n.language)}</td>
                   <td className="num">{dataset.classes.length}</td>
                   <td>
-                    {t(dataset.channels === 1 ? 'datasets.gray' : 'datasets.rgb')} · {sizeText(dataset)}
+                    {dataset.columns
+                      ? sizeText(dataset, t)
+                      : `${t(dataset.channels === 1 ? 'datasets.gray' : 'datasets.rgb')} · ${sizeText(dataset, t)}`}
                   </td>
                   <td className="num">{formatBytes(dataset.size_bytes)}</td>
                   <td className="col-date">{formatDate(dataset.created_at, i18n.language)}</td>
@@ -237,7 +249,11 @@ export default function DatasetsPage() {
                         className="btn btn--small btn--primary"
                         data-action="use-in-editor"
                         onClick={() =>
-                          void openDatasetInEditor(dataset, confirm, t).then((outcome) => {
+                          void openDatasetInEditor(
+                            { id: dataset.id, name: dataset.name, node: asDatasetNode(dataset.node) },
+                            confirm,
+                            t,
+                          ).then((outcome) => {
                             if (outcome === 'used')
                               notify({ kind: 'success', message: t('datasets.usedInEditor', { name: dataset.name }) });
                             else if (outcome === 'failed') notify({ kind: 'error', message: t('datasets.useFailed') });

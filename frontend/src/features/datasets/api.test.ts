@@ -9,6 +9,14 @@ describe('checkSelection', () => {
     expect(checkSelection(files('cat.npy', 'dog.npy'))).toBe('ok');
   });
 
+  it('accepts one table (CSV, TSV or Parquet), alone', () => {
+    expect(checkSelection(files('diabetes.csv'))).toBe('ok');
+    expect(checkSelection(files('wine.Parquet'))).toBe('ok');
+    expect(checkSelection(files('a.tsv', 'b.csv'))).toBe('manyTables');
+    expect(checkSelection(files('a.csv', 'b.zip'))).toBe('mixed');
+    expect(checkSelection(files('a.csv', 'cat.npy'))).toBe('mixed');
+  });
+
   it('names what is wrong with other selections', () => {
     expect(checkSelection([])).toBe('empty');
     expect(checkSelection(files('a.zip', 'b.zip'))).toBe('manyZips');

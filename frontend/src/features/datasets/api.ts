@@ -68,13 +68,15 @@ export function uploadDataset(
 /** Check a selection before sending it: one .zip, or several .npy files (one per class). */
 export function checkSelection(
   files: readonly { name: string }[],
-): 'ok' | 'empty' | 'mixed' | 'manyZips' | 'type' | 'oneNpy' {
+): 'ok' | 'empty' | 'mixed' | 'manyZips' | 'type' | 'oneNpy' | 'manyTables' {
   if (files.length === 0) return 'empty';
   const lower = files.map((file) => file.name.toLowerCase());
   const zips = lower.filter((name) => name.endsWith('.zip')).length;
   const npys = lower.filter((name) => name.endsWith('.npy')).length;
-  if (zips + npys !== files.length) return 'type';
-  if (zips && npys) return 'mixed';
+  const tables = lower.filter((name) => /\.(csv|tsv|parquet)$/.test(name)).length;
+  if (zips + npys + tables !== files.length) return 'type';
+  if ((zips && npys) || (tables && zips + npys)) return 'mixed';
+  if (tables > 1) return 'manyTables';
   if (zips > 1) return 'manyZips';
   if (npys === 1) return 'oneNpy';
   return 'ok';

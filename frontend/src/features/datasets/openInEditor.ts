@@ -3,13 +3,14 @@
 // it opens, as one undoable step; when a graph is open the user is asked first.
 import { navigate } from '../../app/router';
 import type { Confirm } from '../../ui/ConfirmDialog';
+import type { DatasetNodeSpec } from '../editor/logic/datasetNode';
 import { openGraphState, requestEdit } from '../editor/storage';
 
 type Translate = (key: string, options?: Record<string, unknown>) => string;
 
 /** Whether the dataset was put in the editor, the user said no, or the browser refused. */
 export async function openDatasetInEditor(
-  dataset: { id: string; name: string },
+  dataset: { id: string; name: string; node?: DatasetNodeSpec },
   confirm: Confirm,
   t: Translate,
 ): Promise<'used' | 'cancelled' | 'failed'> {
@@ -22,7 +23,8 @@ export async function openDatasetInEditor(
     });
     if (!yes) return 'cancelled';
   }
-  if (!requestEdit({ kind: 'dataset', dataset: { id: dataset.id, name: dataset.name } })) return 'failed';
+  const request = { id: dataset.id, name: dataset.name, ...(dataset.node ? { node: dataset.node } : {}) };
+  if (!requestEdit({ kind: 'dataset', dataset: request })) return 'failed';
   navigate('/editor');
   return 'used';
 }

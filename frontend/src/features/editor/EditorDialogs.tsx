@@ -1,6 +1,6 @@
 // The editor's dialogs, one at a time: templates, open, versions, train, code, shortcuts.
 import type { SavedGraph } from '../../api/graphs';
-import type { DatasetSummary, GraphSpec, JsonSchema } from '../../api/types';
+import type { DatasetSummary, GraphNodeSpec, GraphSpec, JsonSchema } from '../../api/types';
 import { CodeDialog } from './dialogs/CodeDialog';
 import { OpenDialog } from './dialogs/OpenDialog';
 import { ShortcutsDialog } from './dialogs/ShortcutsDialog';
@@ -17,6 +17,7 @@ interface Props {
   onClose: () => void;
   graph: GraphSpec;
   link: ServerLink | null;
+  trainNode: GraphNodeSpec | null;
   trainSchema: JsonSchema | undefined;
   dataset: DatasetSummary | null;
   onTemplate: (graph: GraphSpec) => void;
@@ -29,6 +30,7 @@ export function EditorDialogs({
   onClose,
   graph,
   link,
+  trainNode,
   trainSchema,
   dataset,
   onTemplate,
@@ -62,7 +64,7 @@ export function EditorDialogs({
       return (
         <TrainDialog
           name={graph.name}
-          epochs={epochsOf(graph, trainSchema)}
+          epochs={epochsOf(trainNode, trainSchema)}
           range={epochsRange(trainSchema)}
           nodeCount={graph.nodes.length}
           dataset={dataset}

@@ -209,6 +209,7 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
         onClose={closeDialog}
         graph={editor.graph}
         link={server.link}
+        trainNode={trainer.trainNode}
         trainSchema={trainer.schema}
         dataset={validation.result?.dataset ?? null}
         onTemplate={doc.openTemplate}

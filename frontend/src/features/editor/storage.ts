@@ -2,6 +2,7 @@
 // the server, and the changes other pages ask the editor to make.
 import type { GraphSpec } from '../../api/types';
 import { parseGraphJson } from './logic/convert';
+import { asDatasetNode, type DatasetNodeSpec } from './logic/datasetNode';
 
 const DRAFT_KEY = 'dragdl.editor.draft';
 
@@ -92,7 +93,8 @@ export function openGraphState(): { name: string; nodes: number; unsaved: boolea
  * undoable step there.
  */
 export type EditRequest =
-  { kind: 'dataset'; dataset: { id: string; name: string } } | { kind: 'graph'; graph: GraphSpec; name: string };
+  | { kind: 'dataset'; dataset: { id: string; name: string; node?: DatasetNodeSpec } }
+  | { kind: 'graph'; graph: GraphSpec; name: string };
 
 const REQUEST_KEY = 'dragdl.editor.request';
 
@@ -112,7 +114,11 @@ export function takeEditRequest(): EditRequest | null {
     sessionStorage.removeItem(REQUEST_KEY);
     if (!text) return null;
     const value = JSON.parse(text) as EditRequest;
-    if (value.kind === 'dataset' && typeof value.dataset?.id === 'string') return value;
+    if (value.kind === 'dataset' && typeof value.dataset?.id === 'string') {
+      const { id, name } = value.dataset;
+      const node = asDatasetNode(value.dataset.node);
+      return { kind: 'dataset', dataset: { id, name: String(name ?? ''), ...(node ? { node } : {}) } };
+    }
     if (value.kind === 'graph') {
       const parsed = parseGraphJson(JSON.stringify(value.graph));
       return parsed.ok ? { kind: 'graph', graph: parsed.graph, name: String(value.name ?? '') } : null;

@@ -12,7 +12,8 @@ import type { CatalogIndex } from '../catalog/catalogIndex';
 import { submitTask } from '../tasks/api';
 import type { TrainStep } from './dialogs/TrainDialog';
 import { validationKey } from './logic/convert';
-import { firstFailingNode, graphProblemsOf, mergeErrors, trainNodeOf, withEpochs } from './logic/train';
+import { trainNodeOf } from '../catalog/taskKind';
+import { firstFailingNode, graphProblemsOf, mergeErrors, withEpochs } from './logic/train';
 import type { EditorApi } from './useEditor';
 import type { ServerGraph } from './useServerGraph';
 import type { ValidationState } from './useValidation';
@@ -96,19 +97,18 @@ export function useTrain({
     }
   }, [training, dialogOpen, notify, t, showProblems, setTrainDialog]);
 
-  const schema = useMemo(() => {
-    const node = trainNodeOf(graph);
-    return node ? catalog.byType.get(node.type)?.params_schema : undefined;
-  }, [catalog, graph]);
+  const trainNode = useMemo(() => trainNodeOf(graph, catalog), [catalog, graph]);
+  const schema = trainNode ? catalog.byType.get(trainNode.type)?.params_schema : undefined;
 
   /** From the dialog: the epochs go into the train node, that graph is saved, the task queued. */
   const start = useCallback(
     async (options: { name: string; epochs: number | null }, onStep: (step: TrainStep) => void) => {
       const current = latest.current.graph;
       // The graph the canvas holds once the edit below is rendered: the one saved and trained.
-      const next: GraphSpec = options.epochs === null ? current : withEpochs(current, options.epochs);
-      const trainNode = trainNodeOf(next);
-      if (next !== current && trainNode) updateParam(trainNode.id, 'epochs', options.epochs ?? undefined);
+      const train = trainNodeOf(current, catalog);
+      const next: GraphSpec =
+        options.epochs === null ? current : withEpochs(current, train?.id ?? null, options.epochs);
+      if (next !== current && train) updateParam(train.id, 'epochs', options.epochs ?? undefined);
       setTraining('starting');
       try {
         let source: { graph_id: string } | { graph: GraphSpec };
@@ -138,8 +138,8 @@ export function useTrain({
         setTraining(null);
       }
     },
-    [updateParam, server, notify, t, showProblems, setTrainDialog],
+    [updateParam, server, notify, t, showProblems, setTrainDialog, catalog],
   );
 
-  return { validation, training, train, start, schema };
+  return { validation, training, train, start, schema, trainNode };
 }

@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { Link } from '../../app/router';
 import { pathFor } from '../../app/routes';
 import { useNotify } from '../../ui/toast';
-import { formatPercent } from '../tasks/format';
+import { formatScore, testScore } from '../tasks/format';
 import { formatDate } from '../tasks/TaskCenter';
 import { usePolling } from '../tasks/usePolling';
 import { ConfirmDialog, PageState } from '../tasks/widgets';
@@ -13,10 +13,6 @@ import './models.css';
 
 const REFRESH_MS = 15000;
 const SHOWN_CLASSES = 6;
-
-function testAccuracyOf(model: ModelPublic): number | undefined {
-  return (model.metrics.test as Record<string, number> | undefined)?.test_accuracy;
-}
 
 export default function ModelList() {
   const { t, i18n } = useTranslation();
@@ -83,17 +79,25 @@ export default function ModelList() {
                       <span className="muted">—</span>
                     )}
                   </td>
-                  <td className="num">{formatPercent(testAccuracyOf(model))}</td>
+                  <td className="num">
+                    {formatScore(testScore(model.metrics.test as Record<string, number> | undefined))}
+                  </td>
                   <td>
-                    <span className="class-chips" title={model.classes.join(', ')}>
-                      <span className="class-count">{model.classes.length}</span>
-                      {model.classes.slice(0, SHOWN_CLASSES).map((name) => (
-                        <span key={name} className="chip">
-                          {name}
-                        </span>
-                      ))}
-                      {model.classes.length > SHOWN_CLASSES && <span className="muted">…</span>}
-                    </span>
+                    {model.task === 'regression' ? (
+                      <span className="muted" data-target={model.target ?? ''}>
+                        {t('models.predictsValue', { target: model.target ?? t('models.value') })}
+                      </span>
+                    ) : (
+                      <span className="class-chips" title={model.classes.join(', ')}>
+                        <span className="class-count">{model.classes.length}</span>
+                        {model.classes.slice(0, SHOWN_CLASSES).map((name) => (
+                          <span key={name} className="chip">
+                            {name}
+                          </span>
+                        ))}
+                        {model.classes.length > SHOWN_CLASSES && <span className="muted">…</span>}
+                      </span>
+                    )}
                   </td>
                   <td className="col-date">{formatDate(model.created_at, i18n.language)}</td>
                   <td>

@@ -4,7 +4,7 @@ import { Link, navigate } from '../../app/router';
 import { pathFor } from '../../app/routes';
 import { DropZone } from '../../ui/DropZone';
 import { useNotify } from '../../ui/toast';
-import { formatPercent } from '../tasks/format';
+import { formatScore, testScore } from '../tasks/format';
 import { formatDate } from '../tasks/TaskCenter';
 import { usePolling } from '../tasks/usePolling';
 import { ConfirmDialog, PageState } from '../tasks/widgets';
@@ -13,6 +13,8 @@ import { DownloadButtons } from './DownloadButtons';
 import { PredictionView, type InputItem } from './PredictionView';
 import { strokesAreDark } from './sketch';
 import { SketchPad } from './SketchPad';
+import { TablePredict } from './TablePredict';
+import { formatValue } from './tableForm';
 import { useBrowserModel } from './useBrowserModel';
 import { errorText } from '../../i18n/errorText';
 import './models.css';
@@ -68,7 +70,10 @@ export default function PredictPage({ modelId }: { modelId: string }) {
       .then((answer) =>
         batch.forEach((item, i) => {
           const found = answer.predictions[i];
-          update(item.id, item.revision, { server: found?.probabilities, inverted: found?.inverted });
+          // A regression model answers one number per image, a classifier class probabilities.
+          if (found && 'value' in found)
+            update(item.id, item.revision, { value: found.value, inverted: found.inverted });
+          else update(item.id, item.revision, { server: found?.probabilities, inverted: found?.inverted });
         }),
       )
       .catch((reason: unknown) => batch.forEach((item) => update(item.id, item.revision, { serverError: reason })));
@@ -143,12 +148,13 @@ export default function PredictPage({ modelId }: { modelId: string }) {
   }
 
   const info = model.data;
+  const regression = info.task === 'regression';
   const size = (manifest?.preprocessing.size ?? (info.input_spec.size as number[] | null) ?? [28, 28]) as number[];
   const channels = manifest?.preprocessing.channels ?? (info.input_spec.channels as number | undefined) ?? 1;
-  const test = (info.metrics.test as Record<string, number> | undefined)?.test_accuracy;
+  const score = testScore(info.metrics.test as Record<string, number> | undefined);
   const current = items.find((item) => item.id === selected) ?? items[0];
-  return (
-    <section className="wb-page predict" aria-labelledby="model-title" data-model={info.id}>
+  const header = (
+    <>
       <nav className="crumbs" aria-label={t('monitor.breadcrumbs')}>
         <Link href="/models">{t('models.title')}</Link>
         <span aria-hidden="true">/</span>
@@ -157,7 +163,7 @@ export default function PredictPage({ modelId }: { modelId: string }) {
       <header className="monitor__head">
         <div className="monitor__title">
           <h1 id="model-title">{info.name}</h1>
-          <span className="pill">{t('models.testAcc', { value: formatPercent(test) })}</span>
+          <span className="pill">{t('models.testScore', { value: formatScore(score) })}</span>
         </div>
         <div className="actions">
           <DownloadButtons modelId={info.id} />
@@ -166,20 +172,67 @@ export default function PredictPage({ modelId }: { modelId: string }) {
           </button>
         </div>
       </header>
+    </>
+  );
+  const trainedBy = info.task_id && (
+    <>
+      {' · '}
+      <Link href={pathFor('tasks', info.task_id)}>{t('models.trainedBy')}</Link>
+    </>
+  );
+  const deleteDialog = confirmDelete && (
+    <ConfirmDialog
+      title={t('models.deleteTitle')}
+      body={<p>{t('models.deleteBody', { name: info.name })}</p>}
+      confirmLabel={t('models.delete')}
+      onClose={() => setConfirmDelete(false)}
+      onConfirm={async () => {
+        await deleteModel(info.id);
+        notify({ kind: 'success', message: t('models.deleted', { name: info.name }) });
+        navigate('/models');
+      }}
+    />
+  );
+
+  if (info.input_columns) {
+    // A table model: a form from its columns and a CSV batch; no images, no ONNX in the browser.
+    return (
+      <section className="wb-page predict" aria-labelledby="model-title" data-model={info.id} data-input="table">
+        {header}
+        <p className="monitor__meta muted">
+          {t('models.tableMeta', {
+            target: info.target ?? '—',
+            kind: t(`models.kind.${info.task}`),
+            count: info.input_columns.length,
+            created: formatDate(info.created_at, i18n.language),
+          })}
+          {trainedBy}
+        </p>
+        <TablePredict model={info} />
+        {deleteDialog}
+      </section>
+    );
+  }
+
+  return (
+    <section className="wb-page predict" aria-labelledby="model-title" data-model={info.id}>
+      {header}
       <p className="monitor__meta muted">
-        {t('models.meta', {
-          classes: info.classes.length,
-          channels,
-          height: size[0],
-          width: size[1] ?? size[0],
-          created: formatDate(info.created_at, i18n.language),
-        })}
-        {info.task_id && (
-          <>
-            {' · '}
-            <Link href={pathFor('tasks', info.task_id)}>{t('models.trainedBy')}</Link>
-          </>
-        )}
+        {regression
+          ? t('models.metaRegression', {
+              channels,
+              height: size[0],
+              width: size[1] ?? size[0],
+              created: formatDate(info.created_at, i18n.language),
+            })
+          : t('models.meta', {
+              classes: info.classes.length,
+              channels,
+              height: size[0],
+              width: size[1] ?? size[0],
+              created: formatDate(info.created_at, i18n.language),
+            })}
+        {trainedBy}
       </p>
       {manifestError !== null && (
         <p className="wb-error" role="alert">
@@ -219,7 +272,12 @@ export default function PredictPage({ modelId }: { modelId: string }) {
               <ul className="inputs" aria-label={t('models.inputsLabel')}>
                 {items.map((item) => {
                   const scores = item.server ?? item.browser;
-                  const label = scores ? info.classes[scores.indexOf(Math.max(...scores))] : null;
+                  const label =
+                    item.value !== undefined
+                      ? formatValue(item.value)
+                      : scores
+                        ? info.classes[scores.indexOf(Math.max(...scores))]
+                        : null;
                   return (
                     <li key={item.id}>
                       <button
@@ -245,30 +303,34 @@ export default function PredictPage({ modelId }: { modelId: string }) {
         </div>
 
         <div className="predict__result">
-          <div className="chart-card browser-switch">
-            <button
-              type="button"
-              role="switch"
-              aria-checked={browserOn}
-              className={`switch${browserOn ? ' is-on' : ''}`}
-              onClick={() => setBrowserOn((on) => !on)}
-              data-action="browser-inference"
-            >
-              <span className="switch__track">
-                <span className="switch__thumb" />
+          {/* The browser runs classifiers only (its answer is class probabilities). */}
+          {!regression && (
+            <div className="chart-card browser-switch">
+              <button
+                type="button"
+                role="switch"
+                aria-checked={browserOn}
+                className={`switch${browserOn ? ' is-on' : ''}`}
+                onClick={() => setBrowserOn((on) => !on)}
+                data-action="browser-inference"
+              >
+                <span className="switch__track">
+                  <span className="switch__thumb" />
+                </span>
+                <span className="browser-switch__text">{t('models.runInBrowser')}</span>
+              </button>
+              <span className="muted" data-browser-status={browser.status}>
+                {browserOn && t(`models.browserStatus.${browser.status}`)}
+                {browser.error && ` ${browser.error}`}
               </span>
-              <span className="browser-switch__text">{t('models.runInBrowser')}</span>
-            </button>
-            <span className="muted" data-browser-status={browser.status}>
-              {browserOn && t(`models.browserStatus.${browser.status}`)}
-              {browser.error && ` ${browser.error}`}
-            </span>
-          </div>
+            </div>
+          )}
           {current ? (
             <PredictionView
               item={current}
               classes={info.classes}
-              browserOn={browserOn}
+              regression={regression}
+              browserOn={browserOn && !regression}
               browserError={browser.status === 'error' ? browser.error : null}
               background={manifest?.preprocessing.background ?? null}
               onInvert={(choice) => setInvert(current, choice)}
@@ -279,19 +341,7 @@ export default function PredictPage({ modelId }: { modelId: string }) {
         </div>
       </div>
 
-      {confirmDelete && (
-        <ConfirmDialog
-          title={t('models.deleteTitle')}
-          body={<p>{t('models.deleteBody', { name: info.name })}</p>}
-          confirmLabel={t('models.delete')}
-          onClose={() => setConfirmDelete(false)}
-          onConfirm={async () => {
-            await deleteModel(info.id);
-            notify({ kind: 'success', message: t('models.deleted', { name: info.name }) });
-            navigate('/models');
-          }}
-        />
-      )}
+      {deleteDialog}
     </section>
   );
 }

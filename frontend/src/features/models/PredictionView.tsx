@@ -7,6 +7,7 @@ import type { InvertChoice } from './api';
 import type { Background } from './preprocess';
 import { agrees, AGREEMENT_TOLERANCE, maxAbsDiff, pieSlices, topK } from './probabilities';
 import { errorText } from '../../i18n/errorText';
+import { formatValue } from './tableForm';
 
 export interface InputItem {
   id: string;
@@ -23,6 +24,8 @@ export interface InputItem {
   /** Whether the prediction shown was made on the inverted image. */
   inverted?: boolean;
   server?: number[];
+  /** A regression model's answer: the predicted number. */
+  value?: number;
   /** Why the server's or the browser's prediction failed: the reason, worded when shown (i18n/errorText). */
   serverError?: unknown;
   browser?: number[];
@@ -63,6 +66,8 @@ function pieOption(probabilities: number[], classes: string[], other: string) {
 interface Props {
   item: InputItem;
   classes: string[];
+  /** A regression model: the answer is a number, not class probabilities. */
+  regression?: boolean;
   browserOn: boolean;
   /** The ONNX model could not be loaded. */
   browserError: string | null;
@@ -71,7 +76,15 @@ interface Props {
   onInvert: (choice: InvertChoice) => void;
 }
 
-export function PredictionView({ item, classes, browserOn, browserError, background, onInvert }: Props) {
+export function PredictionView({
+  item,
+  classes,
+  regression = false,
+  browserOn,
+  browserError,
+  background,
+  onInvert,
+}: Props) {
   const { t } = useTranslation();
   const probabilities = item.server ?? item.browser ?? null;
   const option = useMemo(
@@ -87,6 +100,14 @@ export function PredictionView({ item, classes, browserOn, browserError, backgro
         <img src={item.url} alt="" className="prediction__thumb" />
         <div>
           <h3 translate={item.live ? undefined : 'no'}>{item.live ? t('models.liveSketch') : item.name}</h3>
+          {item.value !== undefined && (
+            <div className="answer" data-answer="value">
+              <span className="answer__label">{t('models.predictedValue')}</span>
+              <span className="answer__value" data-value={item.value}>
+                {formatValue(item.value)}
+              </span>
+            </div>
+          )}
           {top[0] && (
             <p className="prediction__label" data-label={top[0].label}>
               {t('models.predicted', { label: top[0].label, probability: formatPercent(top[0].probability, 1) })}
@@ -115,10 +136,12 @@ export function PredictionView({ item, classes, browserOn, browserError, backgro
       )}
       {item.serverError !== undefined && (
         <p className="wb-error" role="alert">
-          {t('models.serverFailed', { message: errorText(item.serverError, t) })}
+          {t(regression ? 'models.predictFailed' : 'models.serverFailed', { message: errorText(item.serverError, t) })}
         </p>
       )}
-      {!probabilities && item.serverError === undefined && <p className="muted">{t('models.classifying')}</p>}
+      {!probabilities && item.value === undefined && item.serverError === undefined && (
+        <p className="muted">{regression ? t('models.predicting') : t('models.classifying')}</p>
+      )}
       {option && (
         <div className="prediction__body">
           <figure className="chart-card prediction__pie" data-chart="pie">

@@ -7,6 +7,15 @@ type Schemas = components['schemas'];
 export type ModelPublic = Schemas['ModelPublic'];
 export type Predictions = Schemas['PredictionsPublic'];
 export type ImagePrediction = Schemas['ImagePredictionPublic'];
+/** A regression model's answer for an image: one number. */
+export type ImageValue = Schemas['ImageValuePublic'];
+export type ColumnPublic = Schemas['ColumnPublic'];
+export type RowPredictions = Schemas['RowPredictionsPublic'];
+export type RowPrediction = RowPredictions['predictions'][number];
+/** One table row for a table model: column -> number, category text, or null for missing. */
+export type TableRow = Record<string, number | string | null>;
+/** Rows one JSON request may carry (the server's limit). */
+export const MAX_JSON_ROWS = 1000;
 export type DownloadFormat = 'bundle' | 'onnx' | 'torchscript' | 'script';
 export const DOWNLOAD_FORMATS: readonly DownloadFormat[] = ['bundle', 'onnx', 'torchscript', 'script'];
 
@@ -55,6 +64,29 @@ export async function predict(
     api.POST('/api/models/{model_id}/predict', {
       ...modelPath(modelId),
       body: form as unknown as Schemas['Body_predict'],
+      bodySerializer: (body: unknown) => body as FormData,
+    }),
+  );
+}
+
+const rowsPath = (modelId: string) => ({ params: { path: { model_id: modelId }, query: { top_k: 5 } } });
+
+/** A table model's answers for rows typed in the form (at most MAX_JSON_ROWS). */
+export function predictRows(modelId: string, rows: readonly TableRow[]): Promise<RowPredictions> {
+  return call(() =>
+    api.POST('/api/models/{model_id}/predict/rows', { ...rowsPath(modelId), body: { rows: [...rows] } }),
+  );
+}
+
+/** A table model's answers for every row of a CSV or TSV file (its header names the columns). */
+export function predictCsv(modelId: string, file: File): Promise<RowPredictions> {
+  const form = new FormData();
+  form.append('file', file, file.name);
+  // The generated body type is the JSON one; a FormData body passes through openapi-fetch as is.
+  return call(() =>
+    api.POST('/api/models/{model_id}/predict/rows', {
+      ...rowsPath(modelId),
+      body: form as unknown as { rows: TableRow[] },
       bodySerializer: (body: unknown) => body as FormData,
     }),
   );

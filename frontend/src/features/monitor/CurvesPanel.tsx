@@ -7,7 +7,8 @@ import { StatusBadge } from '../tasks/widgets';
 import { countPoints, lineChartOption, type LineSpec } from './chartOptions';
 import { PALETTE } from './echarts';
 import { EChart } from './EChart';
-import { epochSeries, type EpochPoint, type MonitorSeries } from './series';
+import type { KindMetric } from '../catalog/taskKind';
+import { epochSeries, type EpochPoint, type MetricCurves, type MonitorSeries, type Point } from './series';
 import { errorText } from '../../i18n/errorText';
 
 const COMPARE_REFRESH_MS = 5000;
@@ -101,11 +102,35 @@ interface Props {
   taskId: string;
   taskName: string;
   series: MonitorSeries;
+  /** The metrics of the run's task kind, besides the loss (accuracy; MAE, RMSE, R²). */
+  metrics: readonly KindMetric[];
+  /** The curves of those metrics, by metric name. */
+  curves: Readonly<Record<string, MetricCurves>>;
   /** The planned epochs (the x axis spans them from the start). */
   epochs: number | null;
 }
 
-export function CurvesPanel({ taskId, taskName, series, epochs }: Props) {
+function ChartCard({ id, title, chart, height }: { id: string; title: string; chart: Chart; height: number }) {
+  const { t } = useTranslation();
+  return (
+    <figure className="chart-card" data-chart={id}>
+      <figcaption>{title}</figcaption>
+      <EChart
+        option={chart.option}
+        points={chart.points}
+        label={t('monitor.chartLabel', { name: title, count: chart.points })}
+        height={height}
+      />
+    </figure>
+  );
+}
+
+interface Chart {
+  option: ReturnType<typeof lineChartOption>;
+  points: number;
+}
+
+export function CurvesPanel({ taskId, taskName, series, metrics, curves, epochs }: Props) {
   const { t } = useTranslation();
   const [picked, setPicked] = useState<TaskPublic[]>([]);
   const [picking, setPicking] = useState(false);
@@ -121,17 +146,11 @@ export function CurvesPanel({ taskId, taskName, series, epochs }: Props) {
         kind: 'compare',
         color: PALETTE[(i + 2) % PALETTE.length]!,
       }));
-    const loss: LineSpec[] = [
-      { name: t('monitor.trainSteps'), data: series.trainLossSteps, kind: 'steps', color: PALETTE[0]! },
-      { name: t('monitor.trainEpoch'), data: series.trainLoss, kind: 'epochs', color: PALETTE[0]! },
-      { name: t('monitor.val'), data: series.valLoss, kind: 'epochs', color: PALETTE[1]! },
-      ...overlay('val_loss'),
-    ];
-    const accuracy: LineSpec[] = [
-      { name: t('monitor.trainSteps'), data: series.trainAccSteps, kind: 'steps', color: PALETTE[0]! },
-      { name: t('monitor.trainEpoch'), data: series.trainAcc, kind: 'epochs', color: PALETTE[0]! },
-      { name: t('monitor.val'), data: series.valAcc, kind: 'epochs', color: PALETTE[1]! },
-      ...overlay('val_accuracy'),
+    const trainAndVal = (steps: Point[], train: Point[], val: Point[], valKey: string): LineSpec[] => [
+      { name: t('monitor.trainSteps'), data: steps, kind: 'steps', color: PALETTE[0]! },
+      { name: t('monitor.trainEpoch'), data: train, kind: 'epochs', color: PALETTE[0]! },
+      { name: t('monitor.val'), data: val, kind: 'epochs', color: PALETTE[1]! },
+      ...overlay(valKey),
     ];
     const lr: LineSpec[] = [
       { name: t('monitor.lrSteps'), data: series.lrSteps, kind: 'steps', color: PALETTE[4]! },
@@ -148,18 +167,34 @@ export function CurvesPanel({ taskId, taskName, series, epochs }: Props) {
       lines: LineSpec[],
       yName: string,
       extra: { percent?: boolean; rightName?: string; zeroBased?: boolean } = {},
-    ) => ({
+    ): Chart => ({
       option: lineChartOption({ lines, xName: epochAxis, yName, emptyText: empty, xMax: epochs, ...extra }),
       points: countPoints(lines),
     });
+    const none: MetricCurves = { steps: [], train: [], val: [] };
     return {
-      loss: make(loss, t('monitor.lossAxis')),
-      accuracy: make(accuracy, t('monitor.accuracyAxis'), { percent: true }),
+      loss: make(
+        trainAndVal(series.trainLossSteps, series.trainLoss, series.valLoss, 'val_loss'),
+        t('monitor.lossAxis'),
+      ),
+      metrics: metrics.map((metric) => {
+        const c = curves[metric.key] ?? none;
+        return {
+          key: metric.key,
+          chart: make(
+            trainAndVal(c.steps, c.train, c.val, `val_${metric.key}`),
+            t(`monitor.metricAxis.${metric.key}`),
+            {
+              percent: metric.percent,
+            },
+          ),
+        };
+      }),
       lr: make(lr, t('monitor.lrAxis')),
       speed: make(speed, t('monitor.samplesAxis'), { rightName: t('monitor.secondsAxis'), zeroBased: true }),
       memory: make(memory, t('monitor.memoryAxis'), { zeroBased: true }),
     };
-  }, [series, compared, epochs, t]);
+  }, [series, metrics, curves, compared, epochs, t]);
 
   return (
     <div className="curves">
@@ -186,53 +221,15 @@ export function CurvesPanel({ taskId, taskName, series, epochs }: Props) {
       </div>
       {picking && <ComparePicker taskId={taskId} picked={picked} onChange={setPicked} />}
       <div className="curves__grid curves__grid--main">
-        <figure className="chart-card" data-chart="loss">
-          <figcaption>{t('monitor.loss')}</figcaption>
-          <EChart
-            option={charts.loss.option}
-            points={charts.loss.points}
-            label={t('monitor.chartLabel', { name: t('monitor.loss'), count: charts.loss.points })}
-            height={280}
-          />
-        </figure>
-        <figure className="chart-card" data-chart="accuracy">
-          <figcaption>{t('monitor.accuracy')}</figcaption>
-          <EChart
-            option={charts.accuracy.option}
-            points={charts.accuracy.points}
-            label={t('monitor.chartLabel', { name: t('monitor.accuracy'), count: charts.accuracy.points })}
-            height={280}
-          />
-        </figure>
+        <ChartCard id="loss" title={t('monitor.loss')} chart={charts.loss} height={280} />
+        {charts.metrics.map(({ key, chart }) => (
+          <ChartCard key={key} id={key} title={t(`monitor.metric.${key}`)} chart={chart} height={280} />
+        ))}
       </div>
       <div className="curves__grid curves__grid--small">
-        <figure className="chart-card" data-chart="lr">
-          <figcaption>{t('monitor.lr')}</figcaption>
-          <EChart
-            option={charts.lr.option}
-            points={charts.lr.points}
-            label={t('monitor.chartLabel', { name: t('monitor.lr'), count: charts.lr.points })}
-            height={200}
-          />
-        </figure>
-        <figure className="chart-card" data-chart="speed">
-          <figcaption>{t('monitor.speed')}</figcaption>
-          <EChart
-            option={charts.speed.option}
-            points={charts.speed.points}
-            label={t('monitor.chartLabel', { name: t('monitor.speed'), count: charts.speed.points })}
-            height={200}
-          />
-        </figure>
-        <figure className="chart-card" data-chart="memory">
-          <figcaption>{t('monitor.memory')}</figcaption>
-          <EChart
-            option={charts.memory.option}
-            points={charts.memory.points}
-            label={t('monitor.chartLabel', { name: t('monitor.memory'), count: charts.memory.points })}
-            height={200}
-          />
-        </figure>
+        <ChartCard id="lr" title={t('monitor.lr')} chart={charts.lr} height={200} />
+        <ChartCard id="speed" title={t('monitor.speed')} chart={charts.speed} height={200} />
+        <ChartCard id="memory" title={t('monitor.memory')} chart={charts.memory} height={200} />
       </div>
     </div>
   );

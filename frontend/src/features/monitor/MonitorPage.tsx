@@ -14,7 +14,17 @@ import { CurvesPanel } from './CurvesPanel';
 import { ConfigPanel, GraphPanel } from './GraphPanel';
 import { LogPanel } from './LogPanel';
 import { ResultsPanel } from './ResultsPanel';
-import { buildSeries, currentStep, latestEpochValue, progressShare } from './series';
+import { useCatalog } from '../catalog/CatalogProvider';
+import { graphKind, HEADLINE_METRIC, KIND_METRICS, kindFromMetrics, resolveKind } from '../catalog/taskKind';
+import {
+  bestEpochValue,
+  buildSeries,
+  currentStep,
+  latestEpochValue,
+  metricCurves,
+  metricKeys,
+  progressShare,
+} from './series';
 import { useTaskEvents, type Connection } from './useTaskEvents';
 import { statusNotes } from './statusLine';
 import './monitor.css';
@@ -123,6 +133,17 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
   const actions = useTaskActions(detail.refresh);
   const now = useNow(1000, active);
   const series = useMemo(() => buildSeries(state), [state]);
+  // The kind the graph's train node names; before the catalog has come (or from an older
+  // server), the metrics the run reports say it.
+  const { index: catalog } = useCatalog();
+  const graph = task?.graph;
+  const reported = useMemo(() => kindFromMetrics(metricKeys(state)), [state]);
+  const kind = resolveKind(graph ? graphKind(graph, catalog) : null, reported);
+  const metrics = KIND_METRICS[kind];
+  const curves = useMemo(
+    () => Object.fromEntries(metrics.map((metric) => [metric.key, metricCurves(state, metric.key)])),
+    [state, metrics],
+  );
 
   if (!task) {
     if (detail.error) {
@@ -146,9 +167,15 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
   const epochs = state.epochs ?? (typeof task.config.epochs === 'number' ? task.config.epochs : null);
   const position = currentStep(state);
   const epochNow = Math.max(position?.epoch ?? 0, task.epoch);
-  const bestVal = task.best_metrics.val_accuracy ?? latestEpochValue(state, 'val_accuracy');
+  const headline = HEADLINE_METRIC[kind];
+  const formatHeadline = (value: number | null | undefined) =>
+    headline.percent ? formatPercent(value) : formatNumber(value);
+  // The runner's best_metrics keeps the highest value of every score: right for accuracy and R²,
+  // which are the headline metrics (higher is better); the events are the fallback.
+  const bestVal =
+    task.best_metrics[`val_${headline.key}`] ?? bestEpochValue(state, `val_${headline.key}`, headline.higherIsBetter);
   const memory = series.peakMemory.reduce((max, [, v]) => Math.max(max, v), 0);
-  const testAcc = state.test?.test_accuracy ?? task.best_metrics.test_accuracy;
+  const testHeadline = state.test?.[`test_${headline.key}`] ?? task.best_metrics[`test_${headline.key}`];
   const error =
     task.error ??
     (state.error && status === 'FAILED'
@@ -229,9 +256,13 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
       )}
 
       <div className="kpis">
-        <Kpi label={t('monitor.bestVal')} value={formatPercent(bestVal)} testId="best-val" />
+        <Kpi label={t(`monitor.bestValOf.${headline.key}`)} value={formatHeadline(bestVal)} testId="best-val" />
         <Kpi label={t('monitor.valLoss')} value={formatNumber(latestEpochValue(state, 'val_loss'))} />
-        <Kpi label={t('monitor.testAccuracy')} value={formatPercent(testAcc)} testId="test-accuracy" />
+        <Kpi
+          label={t(`monitor.testOf.${headline.key}`)}
+          value={formatHeadline(testHeadline)}
+          testId={`test-${headline.key}`}
+        />
         <Kpi label={t('monitor.samplesPerS')} value={formatNumber(latestEpochValue(state, 'samples_per_s'))} />
         <Kpi label={t('monitor.epochTime')} value={formatDuration(latestEpochValue(state, 'epoch_time_s'))} />
         <Kpi label={t('monitor.peakMemory')} value={memory ? `${Math.round(memory)} MiB` : '—'} />
@@ -263,9 +294,18 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
         ))}
       </div>
       <div className="tabpanel" role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
-        {tab === 'curves' && <CurvesPanel taskId={task.id} taskName={task.name} series={series} epochs={epochs} />}
+        {tab === 'curves' && (
+          <CurvesPanel
+            taskId={task.id}
+            taskName={task.name}
+            series={series}
+            metrics={metrics}
+            curves={curves}
+            epochs={epochs}
+          />
+        )}
         {tab === 'results' && (
-          <ResultsPanel taskId={task.id} status={status} version={`${state.artifacts.join()}:${status}`} />
+          <ResultsPanel taskId={task.id} status={status} kind={kind} version={`${state.artifacts.join()}:${status}`} />
         )}
         {tab === 'graph' && <GraphPanel graph={task.graph} />}
         {tab === 'config' && (

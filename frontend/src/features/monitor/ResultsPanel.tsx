@@ -3,37 +3,147 @@ import { useTranslation } from 'react-i18next';
 import { getReport, type TaskReport } from '../tasks/api';
 import { formatDuration, formatNumber, formatPercent } from '../tasks/format';
 import { PageState } from '../tasks/widgets';
-import { confusionOption } from './chartOptions';
+import { asKind, resolveKind, type TaskKind } from '../catalog/taskKind';
+import { confusionOption, residualOption, scatterOption } from './chartOptions';
 import { EChart } from './EChart';
 import { errorText } from '../../i18n/errorText';
 
 interface Props {
   taskId: string;
   status: string | null;
+  /** The kind the task's graph or metrics say; the report's own "task" wins once it is loaded. */
+  kind: TaskKind;
   /** Changes when the report may have appeared (the report artifact or the final status). */
   version: string;
 }
 
-function Metric({ label, value, hint }: { label: string; value: string; hint?: string }) {
+function Metric({ label, value, hint, testId }: { label: string; value: string; hint?: string; testId?: string }) {
   return (
-    <div className="kpi" title={hint}>
+    <div className="kpi" title={hint} data-kpi={testId}>
       <span className="kpi__label">{label}</span>
       <span className="kpi__value">{value}</span>
     </div>
   );
 }
 
-export function ResultsPanel({ taskId, status, version }: Props) {
+/** A regression run's test figures, the predicted-vs-actual scatter and the residual histogram. */
+function RegressionResults({ report }: { report: TaskReport }) {
+  const { t } = useTranslation();
+  const test = report.test ?? {};
+  const scatter = report.scatter;
+  const residuals = report.residuals;
+  const scatterChart = useMemo(
+    () =>
+      scatter
+        ? scatterOption(scatter, {
+            actual: t('monitor.actualValue'),
+            predicted: t('monitor.predictedValue'),
+            identity: t('monitor.identityLine'),
+            empty: t('monitor.noScatter'),
+          })
+        : null,
+    [scatter, t],
+  );
+  const residualChart = useMemo(
+    () =>
+      residuals
+        ? residualOption(residuals, {
+            residual: t('monitor.residualAxis'),
+            count: t('monitor.countAxis'),
+            empty: t('monitor.noResiduals'),
+          })
+        : null,
+    [residuals, t],
+  );
+  return (
+    <div className="results" data-kind="regression">
+      <div className="kpis">
+        <Metric label={t('monitor.testOf.mae')} value={formatNumber(test.test_mae)} testId="test-mae" />
+        <Metric label={t('monitor.testOf.rmse')} value={formatNumber(test.test_rmse)} testId="test-rmse" />
+        <Metric label={t('monitor.testOf.r2')} value={formatNumber(test.test_r2)} testId="test-r2" />
+        <Metric label={t('monitor.testLoss')} value={formatNumber(test.test_loss)} />
+        <BestEpoch report={report} />
+        <Metric label={t('monitor.trainTime')} value={formatDuration(report.timings?.train_s)} />
+      </div>
+      <div className="results__grid results__grid--even">
+        <figure className="chart-card" data-chart="scatter">
+          <figcaption>
+            {t('monitor.scatter')}
+            {scatter && scatter.total > scatter.actual.length && (
+              <span className="muted">
+                {' '}
+                {t('monitor.scatterThinned', { shown: scatter.actual.length, total: scatter.total })}
+              </span>
+            )}
+          </figcaption>
+          {scatterChart ? (
+            <EChart
+              option={scatterChart}
+              label={t('monitor.scatterLabel', { count: scatter?.actual.length ?? 0 })}
+              height={360}
+              points={scatter?.actual.length ?? 0}
+            />
+          ) : (
+            <p className="muted">{t('monitor.noScatter')}</p>
+          )}
+        </figure>
+        <figure className="chart-card" data-chart="residuals">
+          <figcaption>
+            {t('monitor.residuals')}
+            {residuals && (
+              <span className="muted">
+                {' '}
+                {t('monitor.residualStats', { mean: formatNumber(residuals.mean), std: formatNumber(residuals.std) })}
+              </span>
+            )}
+          </figcaption>
+          {residualChart ? (
+            <EChart
+              option={residualChart}
+              label={t('monitor.residualLabel', { count: residuals?.counts.length ?? 0 })}
+              height={360}
+              points={residuals?.counts.length ?? 0}
+            />
+          ) : (
+            <p className="muted">{t('monitor.noResiduals')}</p>
+          )}
+        </figure>
+      </div>
+    </div>
+  );
+}
+
+function BestEpoch({ report }: { report: TaskReport }) {
+  const { t } = useTranslation();
+  return (
+    <Metric
+      label={t('monitor.bestEpoch')}
+      value={report.best_epoch != null ? String(report.best_epoch) : '—'}
+      hint={report.monitor ? t(`monitor.bestBy.${report.monitor}`, { defaultValue: report.monitor }) : undefined}
+    />
+  );
+}
+
+export function ResultsPanel({ taskId, status, kind, version }: Props) {
+  if (status === 'SUCCEEDED') return <FinishedResults taskId={taskId} kind={kind} version={version} />;
+  return <NotFinished status={status} />;
+}
+
+function NotFinished({ status }: { status: string | null }) {
+  const { t } = useTranslation();
+  const message = status === 'FAILED' || status === 'STOPPED' ? t('monitor.noResults') : t('monitor.resultsLater');
+  return <PageState kind="empty" message={message} />;
+}
+
+function FinishedResults({ taskId, kind, version }: { taskId: string; kind: TaskKind; version: string }) {
   const { t } = useTranslation();
   const [report, setReport] = useState<TaskReport | null>(null);
   // The reason itself, worded when shown: in the language of the moment.
   const [failure, setFailure] = useState<unknown>(null);
   const error = failure === null ? null : errorText(failure, t);
   const [normalized, setNormalized] = useState(false);
-  const finished = status === 'SUCCEEDED';
 
   useEffect(() => {
-    if (!finished) return;
     let cancelled = false;
     getReport(taskId)
       .then((value) => {
@@ -47,7 +157,7 @@ export function ResultsPanel({ taskId, status, version }: Props) {
     return () => {
       cancelled = true;
     };
-  }, [taskId, finished, version]);
+  }, [taskId, version]);
 
   const classes = useMemo(() => report?.classes ?? [], [report]);
   const matrix = report?.confusion_matrix;
@@ -64,28 +174,21 @@ export function ResultsPanel({ taskId, status, version }: Props) {
     [matrix, classes, normalized, t],
   );
 
-  if (!finished) {
-    const message = status === 'FAILED' || status === 'STOPPED' ? t('monitor.noResults') : t('monitor.resultsLater');
-    return <PageState kind="empty" message={message} />;
-  }
   if (error) return <PageState kind="error" message={t('monitor.reportFailed', { message: error })} />;
   if (!report) return <PageState kind="loading" message={t('monitor.reportLoading')} />;
 
+  if (resolveKind(asKind(report.task), kind) === 'regression') return <RegressionResults report={report} />;
   const test = report.test ?? {};
   const averages = report.averages ?? {};
   const chartHeight = Math.min(560, Math.max(320, classes.length * 30 + 90));
   return (
-    <div className="results">
+    <div className="results" data-kind="classification">
       <div className="kpis">
         <Metric label={t('monitor.testAccuracy')} value={formatPercent(test.test_accuracy, 2)} />
         <Metric label={t('monitor.testLoss')} value={formatNumber(test.test_loss)} />
         <Metric label={t('monitor.top5')} value={formatPercent(test.test_top5_accuracy, 1)} />
         <Metric label={t('monitor.macroF1')} value={formatPercent(averages.macro_f1, 1)} />
-        <Metric
-          label={t('monitor.bestEpoch')}
-          value={report.best_epoch != null ? String(report.best_epoch) : '—'}
-          hint={report.monitor ? t(`monitor.bestBy.${report.monitor}`, { defaultValue: report.monitor }) : undefined}
-        />
+        <BestEpoch report={report} />
         <Metric label={t('monitor.trainTime')} value={formatDuration(report.timings?.train_s)} />
       </div>
       <div className="results__grid">

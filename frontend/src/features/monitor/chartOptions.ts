@@ -267,3 +267,188 @@ export function confusionOption(
     ],
   };
 }
+
+// --- regression results -------------------------------------------------------------------------
+
+/** report.json "scatter": (actual, predicted) pairs of the test set (at most 2000, evenly spaced). */
+export interface ScatterReport {
+  actual: number[];
+  predicted: number[];
+  /** Test samples in all (more than the pairs when they were thinned). */
+  total: number;
+}
+
+/** report.json "residuals": a histogram of predicted - actual over the test set. */
+export interface ResidualsReport {
+  edges: number[];
+  counts: number[];
+  mean: number;
+  std: number;
+}
+
+/** The finite (actual, predicted) pairs and the range both axes share (y = x is the diagonal). */
+export function scatterPoints(scatter: ScatterReport): { points: Point[]; lo: number; hi: number; step: number } {
+  const points: Point[] = [];
+  const n = Math.min(scatter.actual.length, scatter.predicted.length);
+  for (let i = 0; i < n; i += 1) {
+    const x = scatter.actual[i]!;
+    const y = scatter.predicted[i]!;
+    if (Number.isFinite(x) && Number.isFinite(y)) points.push([x, y]);
+  }
+  if (!points.length) return { points, lo: 0, hi: 1, step: 0.2 };
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const [x, y] of points) {
+    lo = Math.min(lo, x, y);
+    hi = Math.max(hi, x, y);
+  }
+  // A little room around the extremes, so no point sits on the frame; one value gets a span. The
+  // ends are then rounded out to ECharts' tick step, so both axes have the same round labels.
+  const pad = (hi - lo) * 0.04 || Math.abs(hi) * 0.5 || 1;
+  const step = niceStep((hi - lo + 2 * pad) / SPLITS);
+  return { points, lo: Math.floor((lo - pad) / step) * step, hi: Math.ceil((hi + pad) / step) * step, step };
+}
+
+export function scatterOption(
+  scatter: ScatterReport,
+  labels: { actual: string; predicted: string; identity: string; empty: string },
+) {
+  const { points, lo, hi, step } = scatterPoints(scatter);
+  const values = [lo, hi];
+  const axis = (name: string, gap: number) => ({
+    type: 'value',
+    name,
+    nameLocation: 'middle',
+    nameGap: gap,
+    nameTextStyle: { color: '#667085', fontSize: 11 },
+    // Both axes span the same range: the y = x line is the square's diagonal.
+    min: lo,
+    max: hi,
+    interval: step,
+    axisLabel: { ...AXIS_LABEL, formatter: axisFormatter(values) },
+    splitLine: SPLIT_LINE,
+  });
+  const format = axisFormatter(values);
+  return {
+    animation: false,
+    grid: { left: 62, right: 18, top: LEGEND_TOP + LEGEND_HEIGHT + 12, bottom: 40 },
+    legend: {
+      top: LEGEND_TOP,
+      height: LEGEND_HEIGHT,
+      left: 'center',
+      itemWidth: 14,
+      itemHeight: 8,
+      textStyle: { fontSize: 11, color: '#475467' },
+    },
+    tooltip: {
+      trigger: 'item',
+      formatter: (p: { seriesType: string; value: Point }) =>
+        p.seriesType === 'scatter'
+          ? `${labels.actual}: <b>${format(p.value[0])}</b><br/>${labels.predicted}: <b>${format(p.value[1])}</b>`
+          : labels.identity,
+    },
+    xAxis: axis(labels.actual, 26),
+    yAxis: axis(labels.predicted, 46),
+    series: [
+      {
+        name: labels.predicted,
+        type: 'scatter',
+        data: points,
+        // Many points: smaller and lighter, so dense regions still read as dense.
+        symbolSize: points.length > 500 ? 4 : 7,
+        itemStyle: { color: '#4f46e5', opacity: points.length > 500 ? 0.45 : 0.7 },
+        z: 2,
+      },
+      {
+        name: labels.identity,
+        type: 'line',
+        data: [
+          [lo, lo],
+          [hi, hi],
+        ],
+        showSymbol: false,
+        silent: true,
+        color: '#ea580c',
+        lineStyle: { width: 1.5, type: 'dashed' },
+        z: 1,
+      },
+    ],
+    graphic: points.length
+      ? undefined
+      : { type: 'text', left: 'center', top: 'middle', style: { text: labels.empty, fill: '#98a2b3', fontSize: 13 } },
+  };
+}
+
+/** One bar per histogram bin: its range and count (edges has one more entry than counts). */
+export function histogramBins(residuals: ResidualsReport): { from: number; to: number; count: number }[] {
+  const { edges, counts } = residuals;
+  if (edges.length !== counts.length + 1) return [];
+  return counts.map((count, i) => ({ from: edges[i]!, to: edges[i + 1]!, count }));
+}
+
+/**
+ * Labels for bin centres and ranges: one decimal finer than the bin width, so neighbouring bins
+ * never read the same (numpy's edges are arbitrary floats: min + k * width).
+ */
+export function binFormatter(bins: readonly { from: number; to: number }[]): (value: number) => string {
+  const width = bins.length ? Math.abs(bins[0]!.to - bins[0]!.from) : 0;
+  if (!(width > 0) || !Number.isFinite(width)) return (value) => String(Number(value.toPrecision(3)));
+  const decimals = Math.max(0, 1 - Math.floor(Math.log10(width)));
+  if (decimals > 6 || Math.abs(bins[bins.length - 1]!.to) >= 1e6) return (value) => value.toExponential(2);
+  return (value) => value.toFixed(decimals);
+}
+
+export function residualOption(residuals: ResidualsReport, labels: { residual: string; count: string; empty: string }) {
+  const bins = histogramBins(residuals);
+  const format = binFormatter(bins);
+  const center = (bin: { from: number; to: number }) => (bin.from + bin.to) / 2;
+  return {
+    animation: false,
+    grid: { left: 52, right: 18, top: 16, bottom: 40 },
+    tooltip: {
+      trigger: 'axis',
+      axisPointer: { type: 'shadow' },
+      formatter: (params: { dataIndex: number }[]) => {
+        const bin = bins[params[0]?.dataIndex ?? -1];
+        return bin
+          ? `${labels.residual}: ${format(bin.from)} … ${format(bin.to)}<br/>${labels.count}: <b>${bin.count}</b>`
+          : '';
+      },
+    },
+    xAxis: {
+      type: 'category',
+      data: bins.map((bin) => format(center(bin))),
+      name: labels.residual,
+      nameLocation: 'middle',
+      nameGap: 26,
+      nameTextStyle: { color: '#667085', fontSize: 11 },
+      axisLabel: { ...AXIS_LABEL, hideOverlap: true },
+      axisTick: { alignWithLabel: true },
+    },
+    yAxis: {
+      type: 'value',
+      name: labels.count,
+      nameLocation: 'middle',
+      nameGap: 36,
+      nameRotate: 90,
+      nameTextStyle: { color: '#667085', fontSize: 11 },
+      minInterval: 1,
+      axisLabel: AXIS_LABEL,
+      splitLine: SPLIT_LINE,
+    },
+    series: [
+      {
+        type: 'bar',
+        data: bins.map((bin) => ({
+          value: bin.count,
+          // The bins around zero error in the main colour, the tails lighter: where the model misses.
+          itemStyle: { color: bin.from <= 0 && bin.to >= 0 ? '#4f46e5' : '#a5b4fc' },
+        })),
+        barCategoryGap: '8%',
+      },
+    ],
+    graphic: bins.length
+      ? undefined
+      : { type: 'text', left: 'center', top: 'middle', style: { text: labels.empty, fill: '#98a2b3', fontSize: 13 } },
+  };
+}

@@ -1,6 +1,6 @@
 // ECharts with only the pieces the UI draws: line curves, the confusion-matrix heat map, the
-// prediction pie and the dataset bar chart (tree-shaken; see echarts.apache.org "import on demand").
-import { BarChart, HeatmapChart, LineChart, PieChart } from 'echarts/charts';
+// prediction pie, the dataset and residual bar charts and the predicted-vs-actual scatter (tree-shaken; see echarts.apache.org "import on demand").
+import { BarChart, HeatmapChart, LineChart, PieChart, ScatterChart } from 'echarts/charts';
 import {
   DataZoomComponent,
   GridComponent,
@@ -16,6 +16,7 @@ echarts.use([
   HeatmapChart,
   PieChart,
   BarChart,
+  ScatterChart,
   GridComponent,
   TooltipComponent,
   LegendComponent,

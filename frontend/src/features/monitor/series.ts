@@ -181,6 +181,43 @@ export function epochSeries(points: readonly EpochPoint[], key: string): Point[]
   return out;
 }
 
+/** One metric's curves: training per step and per epoch, validation per epoch. */
+export interface MetricCurves {
+  steps: Point[];
+  train: Point[];
+  val: Point[];
+}
+
+export function metricCurves(state: MonitorState, key: string): MetricCurves {
+  return {
+    steps: stepSeries(state, key),
+    train: epochSeries(state.epochPoints, key),
+    val: epochSeries(state.epochPoints, `val_${key}`),
+  };
+}
+
+/** Every metric name the run reported so far (steps, epochs and test), for telling its kind. */
+export function metricKeys(state: MonitorState): string[] {
+  const keys = new Set<string>();
+  const add = (values: Values) => Object.keys(values).forEach((key) => keys.add(key));
+  state.epochPoints.forEach((point) => add(point.values));
+  // The newest steps are enough: every step reports the same names.
+  state.steps.slice(-1).forEach((point) => add(point.values));
+  if (state.test) add(state.test);
+  return [...keys];
+}
+
+/** The best validation value of a metric so far (highest or lowest), or null. */
+export function bestEpochValue(state: MonitorState, key: string, higherIsBetter: boolean): number | null {
+  let best: number | null = null;
+  for (const point of state.epochPoints) {
+    const value = point.values[key];
+    if (value === undefined) continue;
+    if (best === null || (higherIsBetter ? value > best : value < best)) best = value;
+  }
+  return best;
+}
+
 export interface MonitorSeries {
   trainLossSteps: Point[];
   trainLoss: Point[];

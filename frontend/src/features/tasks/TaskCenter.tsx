@@ -15,7 +15,8 @@ import {
   sortTasks,
   TASK_LIST_SORTS,
   TASK_STATUSES,
-  testAccuracy,
+  testScore,
+  formatScore,
   type SortDirection,
   type SortKey,
   type TaskListSort,
@@ -210,9 +211,9 @@ export default function TaskCenter() {
                     </td>
                     <td className="num">{formatDuration(elapsedSeconds(task, now))}</td>
                     <td className="num" title={best ? t(`tasks.metric.${best.key}`) : undefined}>
-                      {best ? formatPercent(best.value) : '—'}
+                      {formatScore(best)}
                     </td>
-                    <td className="num">{formatPercent(testAccuracy(task.best_metrics))}</td>
+                    <td className="num">{formatScore(testScore(task.best_metrics))}</td>
                     <td className="col-date">{formatDate(task.created_at, i18n.language)}</td>
                     <td className="col-actions">
                       <TaskActions task={task} actions={actions} compact onDelete={() => setToDelete(task)} />

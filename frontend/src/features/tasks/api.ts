@@ -2,6 +2,7 @@
 import { api, call } from '../../api/client';
 import type { components } from '../../api/schema';
 import type { GraphSpec } from '../../api/types';
+import type { ResidualsReport, ScatterReport } from '../monitor/chartOptions';
 import type { TaskListSort, TaskStatus } from './format';
 
 type Schemas = components['schemas'];
@@ -20,6 +21,8 @@ export interface PerClassRow {
 }
 
 export interface TaskReport {
+  /** The task kind (engine/tasks): "classification" or "regression"; absent in older reports. */
+  task?: string;
   classes: string[];
   per_class?: PerClassRow[];
   averages?: Record<string, number>;
@@ -32,6 +35,9 @@ export interface TaskReport {
   device?: string;
   parameters?: { trainable: number; total: number };
   timings?: Record<string, number>;
+  /** Regression: test-set (actual, predicted) pairs and the residual histogram. */
+  scatter?: ScatterReport;
+  residuals?: ResidualsReport;
 }
 
 const taskPath = (taskId: string) => ({ params: { path: { task_id: taskId } } });

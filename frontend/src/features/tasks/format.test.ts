@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   bestMetric,
+  formatScore,
+  testScore,
   columnSortFor,
   elapsedSeconds,
   formatBytes,
@@ -116,8 +118,18 @@ describe('status formatting', () => {
   });
 
   it('picks the best validation accuracy, else the training one', () => {
-    expect(bestMetric({ accuracy: 0.9, val_accuracy: 0.8 })).toEqual({ key: 'val_accuracy', value: 0.8 });
-    expect(bestMetric({ accuracy: 0.9 })).toEqual({ key: 'accuracy', value: 0.9 });
+    expect(bestMetric({ accuracy: 0.9, val_accuracy: 0.8 })).toEqual({
+      key: 'val_accuracy',
+      value: 0.8,
+      percent: true,
+    });
+    expect(bestMetric({ accuracy: 0.9 })).toEqual({ key: 'accuracy', value: 0.9, percent: true });
+    // Regression: R² is the headline score, a plain number (it can be negative).
+    expect(bestMetric({ val_r2: -0.25, val_mae: 3 })).toEqual({ key: 'val_r2', value: -0.25, percent: false });
+    expect(formatScore(bestMetric({ val_r2: 0.4519 }))).toBe('R² 0.4519');
+    expect(formatScore(testScore({ test_accuracy: 0.9333 }))).toBe('93.3%');
+    expect(formatScore(testScore({ test_r2: 0.5 }))).toBe('R² 0.5');
+    expect(formatScore(testScore({ test_mae: 2 }))).toBe('—');
     expect(bestMetric({ loss: 1 })).toBeNull();
     expect(testAccuracy({ test_accuracy: 0.7 })).toBe(0.7);
   });

@@ -132,18 +132,41 @@ export function elapsedSeconds(
 }
 
 /** The headline score of a task: the best validation accuracy, else the best training accuracy. */
-export function bestMetric(best: Record<string, number> | null | undefined): { key: string; value: number } | null {
+/** A score of a run: accuracy (a share, shown as a percentage) or R² (a plain number). */
+export interface Score {
+  key: string;
+  value: number;
+  percent: boolean;
+}
+
+function firstScore(best: Record<string, number> | null | undefined, keys: readonly string[]): Score | null {
   if (!best) return null;
-  for (const key of ['val_accuracy', 'accuracy']) {
+  for (const key of keys) {
     const value = best[key];
-    if (typeof value === 'number' && Number.isFinite(value)) return { key, value };
+    // Every score but R² is a share; R² (regression) can be any number up to 1.
+    if (typeof value === 'number' && Number.isFinite(value)) return { key, value, percent: !key.endsWith('r2') };
   }
   return null;
 }
 
+/** The headline score of a run's best metrics: accuracy for classification, R² for regression. */
+export function bestMetric(best: Record<string, number> | null | undefined): Score | null {
+  return firstScore(best, ['val_accuracy', 'accuracy', 'val_r2', 'r2']);
+}
+
 export function testAccuracy(best: Record<string, number> | null | undefined): number | null {
-  const value = best?.test_accuracy;
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+  return firstScore(best, ['test_accuracy'])?.value ?? null;
+}
+
+/** The test score of a run: its test accuracy, or its test R² for regression. */
+export function testScore(best: Record<string, number> | null | undefined): Score | null {
+  return firstScore(best, ['test_accuracy', 'test_r2']);
+}
+
+/** "93.3%" for a share, "R² 0.452" for R²; "—" for none. */
+export function formatScore(score: Score | null): string {
+  if (!score) return '—';
+  return score.percent ? formatPercent(score.value) : `R² ${formatNumber(score.value)}`;
 }
 
 export type SortKey = 'created' | 'name' | 'status' | 'duration' | 'best' | 'progress';

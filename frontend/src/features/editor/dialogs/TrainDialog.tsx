@@ -80,11 +80,18 @@ export function TrainDialog({
         <p className="train-form__summary">
           {t('train.summary', { count: nodeCount })}
           {dataset &&
-            ` · ${t('train.dataset', {
-              count: dataset.count,
-              images: dataset.count.toLocaleString(i18n.language),
-              classes: dataset.classes.length,
-            })}`}
+            ` · ${
+              Array.isArray(dataset.columns)
+                ? t('train.datasetTable', {
+                    rows: dataset.count.toLocaleString(i18n.language),
+                    columns: dataset.columns.length,
+                  })
+                : t('train.dataset', {
+                    count: dataset.count,
+                    images: dataset.count.toLocaleString(i18n.language),
+                    classes: dataset.classes.length,
+                  })
+            }`}
         </p>
         <div className="field">
           <label htmlFor={`${baseId}-name`}>{t('train.name')}</label>

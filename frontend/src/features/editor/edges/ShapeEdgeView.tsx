@@ -8,8 +8,9 @@ import {
   type ReactFlowState,
 } from '@xyflow/react';
 import { memo, useCallback } from 'react';
+import { useTranslation } from 'react-i18next';
 import { useEditorView } from '../EditorContext';
-import { prettyShape } from '../logic/summary';
+import { shapeLabel } from '../logic/summary';
 import type { ShapeEdge } from '../logic/types';
 import { lanePath, laneBetween, type Box } from './lane';
 
@@ -37,6 +38,7 @@ export const ShapeEdgeView = memo(function ShapeEdgeView({
   selected,
 }: EdgeProps<ShapeEdge>) {
   const shape = useEditorView((view) => view.shapes[source]);
+  const { t } = useTranslation();
   // Forward edges (nearly all) answer null at once; only backward ones look at the nodes.
   const lane = useStore(
     useCallback(
@@ -61,7 +63,7 @@ export const ShapeEdgeView = memo(function ShapeEdgeView({
             style={{ transform: `translate(-50%, calc(-100% - 6px)) translate(${labelX}px, ${labelY}px)` }}
             data-edge={id}
           >
-            {prettyShape(shape)}
+            {shapeLabel(shape, (count) => t('shape.features', { count }))}
           </div>
         </EdgeLabelRenderer>
       )}

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from '../../../test/fixtures';
+import type { CatalogEntry, PortSpec } from '../../../api/types';
+import { indexCatalog } from '../../catalog/catalogIndex';
 import { checkConnection, reaches } from './connection';
 
 const node = (id: string, kind: string, label?: string) => ({ id, data: { kind, ...(label ? { label } : {}) } });
@@ -12,6 +14,49 @@ const NODES = [
   node('train', 'train.Classifier'),
 ];
 const edge = (source: string, target: string) => ({ source, target, sourceHandle: 'out', targetHandle: 'in' });
+
+describe('checkConnection with tables', () => {
+  // Ports as the table nodes declare them: a table flows through the table operators and into a
+  // layer (whose input lists "table" next to "images" and "tensor"), never into an image operator.
+  const port = (name: string, types: string[]): PortSpec => ({ name, types, multiple: false, label: name });
+  const entry = (type: string, inputs: PortSpec[], outputs: PortSpec[]): CatalogEntry => ({
+    type,
+    category: type.split('.')[0] as CatalogEntry['category'],
+    title: type,
+    description: '',
+    inputs,
+    outputs,
+    random: false,
+    params_schema: {},
+  });
+  const tables = indexCatalog([
+    entry('dataset.table', [], [port('out', ['table'])]),
+    entry('dataset.builtin', [], [port('out', ['images'])]),
+    entry('op.Standardize', [port('in', ['table'])], [port('out', ['table'])]),
+    entry('op.Resize', [port('in', ['images'])], [port('out', ['images'])]),
+    entry('layer.Linear', [port('in', ['images', 'table', 'tensor'])], [port('out', ['tensor'])]),
+  ]);
+  const nodes = ['dataset.table', 'dataset.builtin', 'op.Standardize', 'op.Resize', 'layer.Linear'].map((kind) =>
+    node(kind, kind),
+  );
+
+  it('accepts table edges by exact type', () => {
+    expect(checkConnection(edge('dataset.table', 'op.Standardize'), nodes, [], tables)).toEqual({ ok: true });
+    expect(checkConnection(edge('op.Standardize', 'layer.Linear'), nodes, [], tables)).toEqual({ ok: true });
+  });
+
+  it('keeps tables and images apart', () => {
+    expect(checkConnection(edge('dataset.table', 'op.Resize'), nodes, [], tables)).toMatchObject({
+      ok: false,
+      reason: 'type',
+      values: { produced: 'table', accepted: 'images' },
+    });
+    expect(checkConnection(edge('dataset.builtin', 'op.Standardize'), nodes, [], tables)).toMatchObject({
+      ok: false,
+      reason: 'type',
+    });
+  });
+});
 
 describe('checkConnection', () => {
   it('accepts an output whose type the input lists', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GraphSpec } from '../../../api/types';
-import { withUploadedDataset } from './datasetNode';
+import { asDatasetNode, withUploadedDataset } from './datasetNode';
 
 const dataset = { id: 'ds_42', name: 'My digits' };
 
@@ -70,5 +70,36 @@ describe('use an uploaded dataset in the graph', () => {
         position: { x: 40, y: 60 },
       },
     ]);
+  });
+});
+
+describe('use an uploaded table in the graph', () => {
+  const table = {
+    id: 'ds_7',
+    name: 'houses.csv',
+    node: { type: 'dataset.table', params: { source: 'uploaded', dataset_id: 'ds_7' } },
+  };
+
+  it('puts the node the server names in place of the image dataset, connections kept', () => {
+    const graph: GraphSpec = {
+      version: 1,
+      name: 'g',
+      nodes: [
+        { id: 'uploaded-1', type: 'dataset.uploaded', params: { dataset_id: 'ds_1' }, position: { x: 0, y: 0 } },
+        { id: 'scale', type: 'op.Standardize', params: {} },
+      ],
+      edges: [{ source: 'uploaded-1', target: 'scale' }],
+    };
+    const { graph: next, nodeId } = withUploadedDataset(graph, table);
+    expect(nodeId).toBe('table-1');
+    expect(next.nodes[0]).toMatchObject({ id: 'table-1', type: 'dataset.table', params: table.node.params });
+    expect(next.edges[0]).toMatchObject({ source: 'table-1', target: 'scale' });
+  });
+
+  it('reads the node spec only when it is one', () => {
+    expect(asDatasetNode(table.node)).toEqual(table.node);
+    expect(asDatasetNode({ type: 'layer.Linear', params: {} })).toBeUndefined();
+    expect(asDatasetNode({ type: 'dataset.table', params: [] })).toBeUndefined();
+    expect(asDatasetNode(null)).toBeUndefined();
   });
 });

@@ -1,10 +1,26 @@
 // "Use in editor" on the Datasets page: an uploaded dataset becomes the graph's dataset node.
-import type { GraphSpec } from '../../../api/types';
+import type { GraphSpec, JsonObject } from '../../../api/types';
 import { nextNodeId } from './clipboard';
 
 export const UPLOADED_TYPE = 'dataset.uploaded';
+
+/** The node that reads a dataset, as the server describes it (DatasetPublic.node): a Table node
+ * for a table, an uploaded-dataset node for images. */
+export interface DatasetNodeSpec {
+  type: string;
+  params: JsonObject;
+}
 /** Where a dataset node goes when the graph has none: left of everything else. */
 const COLUMN = 230;
+
+/** The node spec in a value from the server or storage; undefined unless it is one. */
+export function asDatasetNode(value: unknown): DatasetNodeSpec | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const { type, params } = value as { type?: unknown; params?: unknown };
+  if (typeof type !== 'string' || !type.startsWith('dataset.')) return undefined;
+  if (!params || typeof params !== 'object' || Array.isArray(params)) return undefined;
+  return { type, params: params as JsonObject };
+}
 
 /**
  * The graph reading `datasetId`: its (first) dataset node is replaced by an uploaded-dataset node
@@ -13,25 +29,26 @@ const COLUMN = 230;
  */
 export function withUploadedDataset(
   graph: GraphSpec,
-  dataset: { id: string; name: string },
+  dataset: { id: string; name: string; node?: DatasetNodeSpec },
 ): { graph: GraphSpec; nodeId: string } {
   const label = dataset.name.slice(0, 200);
-  const params = { dataset_id: dataset.id };
+  const type = dataset.node?.type ?? UPLOADED_TYPE;
+  const params = dataset.node?.params ?? { dataset_id: dataset.id };
   const current = graph.nodes.find((node) => node.type.startsWith('dataset.'));
-  if (current?.type === UPLOADED_TYPE) {
-    // Already an uploaded-dataset node: only the dataset changes.
+  if (current?.type === type) {
+    // Already a node of that type: only the dataset changes.
     const nodes = graph.nodes.map((node) => (node === current ? { ...node, params, label } : node));
     return { graph: { ...graph, nodes }, nodeId: current.id };
   }
   const taken = new Set(graph.nodes.map((node) => node.id));
-  const id = nextNodeId(UPLOADED_TYPE, taken);
+  const id = nextNodeId(type, taken);
   if (current) {
     const rename = (nodeId: string) => (nodeId === current.id ? id : nodeId);
     return {
       graph: {
         ...graph,
         nodes: graph.nodes.map((node) =>
-          node === current ? { id, type: UPLOADED_TYPE, params, label, position: node.position ?? null } : node,
+          node === current ? { id, type, params, label, position: node.position ?? null } : node,
         ),
         edges: graph.edges.map((edge) =>
           edge.source === current.id || edge.target === current.id
@@ -53,6 +70,6 @@ export function withUploadedDataset(
   const position = placed.length
     ? { x: Math.min(...placed.map((p) => p.x)) - COLUMN, y: Math.min(...placed.map((p) => p.y)) }
     : { x: 40, y: 60 };
-  const node = { id, type: UPLOADED_TYPE, params, label, position };
+  const node = { id, type, params, label, position };
   return { graph: { ...graph, nodes: [node, ...graph.nodes] }, nodeId: id };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG } from '../../../test/fixtures';
-import { prettyShape, summarizeParams } from './summary';
+import type { DatasetSummary } from '../../../api/types';
+import { prettyShape, shapeLabel, summarizeParams, tableFacts } from './summary';
 
 describe('summarizeParams', () => {
   const schema = CATALOG.byType.get('layer.Conv2d')!.params_schema;
@@ -25,5 +26,62 @@ describe('prettyShape', () => {
   it('prints dimensions with a times sign', () => {
     expect(prettyShape('16x28x28')).toBe('16×28×28');
     expect(prettyShape('10')).toBe('10');
+    expect(prettyShape('3x?x?')).toBe('3×?×?');
+  });
+
+  it('leaves words alone and words table shapes in the language given', () => {
+    expect(prettyShape('13 features')).toBe('13 features');
+    expect(prettyShape('max 2x2')).toBe('max 2×2');
+    const zh = (count: number) => `${count} 个特征`;
+    expect(shapeLabel('13 features', zh)).toBe('13 个特征');
+    expect(shapeLabel('1 feature', zh)).toBe('1 个特征');
+    expect(shapeLabel('16x28x28', zh)).toBe('16×28×28');
+    expect(shapeLabel('13 featuresx', zh)).toBe('13 featuresx');
+  });
+});
+
+describe('tableFacts', () => {
+  const images: DatasetSummary = { classes: ['0', '1'], count: 100, channels: 1, size: '28x28' };
+
+  it('is null for an image dataset (no columns), even with a null columns field', () => {
+    expect(tableFacts(images)).toBeNull();
+    expect(tableFacts({ ...images, columns: null, target: null })).toBeNull();
+  });
+
+  it('counts the columns by kind and those with missing values', () => {
+    const table: DatasetSummary = {
+      classes: [],
+      count: 442,
+      channels: 0,
+      size: null,
+      target: 'progression',
+      columns: [
+        { name: 'age', kind: 'number', missing: 0, categories: [] },
+        { name: 'bmi', kind: 'number', missing: 3, categories: [] },
+        { name: 'sex', kind: 'category', missing: 1, categories: ['f', 'm'] },
+      ],
+    };
+    expect(tableFacts(table)).toEqual({
+      rows: 442,
+      columns: 3,
+      numbers: 2,
+      categories: 1,
+      withMissing: 2,
+      target: 'progression',
+      classes: 0,
+    });
+  });
+
+  it('counts classes for a classifier only: a regression target is a number per row', () => {
+    const table: DatasetSummary = {
+      classes: ['25', '31', '52'],
+      count: 3,
+      channels: 0,
+      size: null,
+      target: 'progression',
+      columns: [{ name: 'age', kind: 'number', missing: 0, categories: [] }],
+    };
+    expect(tableFacts(table, 'classification')?.classes).toBe(3);
+    expect(tableFacts(table, 'regression')?.classes).toBe(0);
   });
 });

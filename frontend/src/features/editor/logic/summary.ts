@@ -1,5 +1,5 @@
-// The few params a node card prints under its title.
-import type { JsonObject, JsonSchema, JsonValue } from '../../../api/types';
+// The few params a node card prints under its title, shapes and the dataset's summary.
+import type { DatasetSummary, JsonObject, JsonSchema, JsonValue } from '../../../api/types';
 
 /** Params people look for first; the others follow in declaration order. */
 const PRIORITY = [
@@ -64,7 +64,49 @@ export function summarizeParams(
     }));
 }
 
-/** "16x28x28" -> "16×28×28". */
+/** "16x28x28" -> "16×28×28", "3x?x?" -> "3×?×?"; words ("13 features") stay as they are. */
 export function prettyShape(shape: string): string {
-  return shape.replace(/x/g, '×');
+  return shape.replace(/([\d?])x(?=[\d?])/g, '$1×');
+}
+
+const FEATURES = /^(\d+) features?$/;
+
+/**
+ * A shape as the canvas prints it, in the user's language: the server words a table's shape in
+ * English ("13 features"); `features` words it again (a plural-aware translation).
+ */
+export function shapeLabel(shape: string, features: (count: number) => string): string {
+  const match = FEATURES.exec(shape);
+  return match ? features(Number(match[1])) : prettyShape(shape);
+}
+
+/** A table dataset's facts for the summary; null for images (validation sends no columns). */
+export interface TableFacts {
+  rows: number;
+  columns: number;
+  numbers: number;
+  categories: number;
+  /** Columns with at least one missing value. */
+  withMissing: number;
+  target: string | null;
+  /** Classes of a classification target; 0 for a numeric (regression) target. */
+  classes: number;
+}
+
+/**
+ * `task` is the graph's task kind (validation's `task`): a regression target is a number per row,
+ * whatever distinct values the dataset's summary lists as its classes.
+ */
+export function tableFacts(dataset: DatasetSummary, task?: string | null): TableFacts | null {
+  if (!Array.isArray(dataset.columns)) return null;
+  const columns = dataset.columns;
+  return {
+    rows: dataset.count,
+    columns: columns.length,
+    numbers: columns.filter((column) => column.kind === 'number').length,
+    categories: columns.filter((column) => column.kind === 'category').length,
+    withMissing: columns.filter((column) => column.missing > 0).length,
+    target: dataset.target ?? null,
+    classes: task === 'regression' ? 0 : dataset.classes.length,
+  };
 }

@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { GraphError, GraphSpec, JsonSchema } from '../../../api/types';
-import {
-  epochsOf,
-  epochsRange,
-  firstFailingNode,
-  graphProblemsOf,
-  mergeErrors,
-  trainNodeOf,
-  withEpochs,
-} from './train';
+import { epochsOf, epochsRange, firstFailingNode, graphProblemsOf, mergeErrors, withEpochs } from './train';
+import { indexCatalog } from '../../catalog/catalogIndex';
+import { graphKind, trainNodeOf } from '../../catalog/taskKind';
+import type { CatalogEntry } from '../../../api/types';
 
 const graph = (epochs?: number): GraphSpec => ({
   version: 1,
@@ -23,6 +18,22 @@ const graph = (epochs?: number): GraphSpec => ({
     { source: 'dense', target: 'train' },
   ],
 });
+const entry = (type: string, category: CatalogEntry['category'], task?: string): CatalogEntry => ({
+  type,
+  category,
+  title: type,
+  description: '',
+  inputs: [],
+  outputs: [],
+  random: false,
+  params_schema: {},
+  ...(task ? { task } : {}),
+});
+const catalog = indexCatalog([
+  entry('dataset.builtin', 'dataset'),
+  entry('layer.Linear', 'layer'),
+  entry('train.Classifier', 'train', 'classification'),
+]);
 const schema: JsonSchema = { properties: { epochs: { type: 'integer', default: 10, minimum: 1, maximum: 1000 } } };
 const problem = (node_id: string | null, message = 'bad'): GraphError => ({
   code: 'shape_error',
@@ -34,23 +45,45 @@ const problem = (node_id: string | null, message = 'bad'): GraphError => ({
 
 describe('train from the editor', () => {
   it('finds the train node and its epochs, or the default', () => {
-    expect(trainNodeOf(graph())?.id).toBe('train');
-    expect(trainNodeOf({ ...graph(), nodes: graph().nodes.slice(0, 2) })).toBeNull();
-    expect(epochsOf(graph(3), schema)).toBe(3);
-    expect(epochsOf(graph(), schema)).toBe(10);
-    expect(epochsOf(graph(), undefined)).toBeNull();
+    expect(trainNodeOf(graph(), catalog)?.id).toBe('train');
+    expect(trainNodeOf({ ...graph(), nodes: graph().nodes.slice(0, 2) }, catalog)).toBeNull();
+    expect(epochsOf(trainNodeOf(graph(3), catalog), schema)).toBe(3);
+    expect(epochsOf(trainNodeOf(graph(), catalog), schema)).toBe(10);
+    expect(epochsOf(trainNodeOf(graph(), catalog), undefined)).toBeNull();
     expect(epochsRange(schema)).toEqual({ min: 1, max: 1000 });
     expect(epochsRange(undefined)).toEqual({ min: 1, max: 1000 });
   });
 
+  it('finds the train node by its catalog category, not by its type name', () => {
+    // A train node type outside the "train." names is still the train node; a "train." name the
+    // catalog does not list in that category is not.
+    const odd = indexCatalog([entry('dataset.builtin', 'dataset'), entry('fit.Table', 'train', 'regression')]);
+    const g: GraphSpec = {
+      version: 1,
+      name: 'g',
+      nodes: [
+        { id: 'data', type: 'dataset.builtin' },
+        { id: 'fake', type: 'train.Classifier' },
+        { id: 'fit', type: 'fit.Table' },
+      ],
+      edges: [],
+    };
+    expect(trainNodeOf(g, odd)?.id).toBe('fit');
+    expect(graphKind(g, odd)).toBe('regression');
+    expect(graphKind(graph(), catalog)).toBe('classification');
+    // A catalog that names no kind (an older server) says nothing: the caller falls back.
+    expect(graphKind(graph(), indexCatalog([entry('train.Classifier', 'train')]))).toBeNull();
+  });
+
   it('overrides epochs in a copy, keeping the other params', () => {
     const before = graph(20);
-    const after = withEpochs(before, 1);
+    const after = withEpochs(before, 'train', 1);
     expect(after.nodes[2]!.params).toEqual({ epochs: 1, lr: 0.01 });
     expect(before.nodes[2]!.params).toEqual({ epochs: 20, lr: 0.01 });
     expect(after.nodes[0]).toBe(before.nodes[0]);
-    expect(withEpochs(before, 20)).toBe(before);
-    expect(withEpochs(graph(), 2).nodes[2]!.params).toEqual({ lr: 0.01, epochs: 2 });
+    expect(withEpochs(before, 'train', 20)).toBe(before);
+    expect(withEpochs(before, null, 5)).toBe(before);
+    expect(withEpochs(graph(), 'train', 2).nodes[2]!.params).toEqual({ lr: 0.01, epochs: 2 });
   });
 
   it("reads the graph problems of the server's 422 answer", () => {

@@ -1,15 +1,11 @@
 // "Train" from the editor: the train node's settings, the epochs override, and the graph problems
 // the server answers a refused submission with (422 {detail: {message, errors: [GraphError]}}).
-import type { GraphError, GraphSpec, JsonSchema } from '../../../api/types';
-
-/** The graph's train node (the sink every graph ends in), or null. */
-export function trainNodeOf(graph: GraphSpec) {
-  return graph.nodes.find((node) => node.type.startsWith('train.')) ?? null;
-}
+// The train node itself is found through the catalog (catalog/taskKind.ts trainNodeOf).
+import type { GraphError, GraphNodeSpec, GraphSpec, JsonSchema } from '../../../api/types';
 
 /** Epochs the train node will run: its own value, else the schema's default, else null. */
-export function epochsOf(graph: GraphSpec, schema: JsonSchema | undefined): number | null {
-  const value = trainNodeOf(graph)?.params?.epochs;
+export function epochsOf(train: GraphNodeSpec | null, schema: JsonSchema | undefined): number | null {
+  const value = train?.params?.epochs;
   if (typeof value === 'number' && Number.isInteger(value)) return value;
   const fallback = schema?.properties?.epochs?.default;
   return typeof fallback === 'number' ? fallback : null;
@@ -22,8 +18,8 @@ export function epochsRange(schema: JsonSchema | undefined): { min: number; max:
 }
 
 /** The graph with the train node's epochs set; the same object when nothing changes. */
-export function withEpochs(graph: GraphSpec, epochs: number): GraphSpec {
-  const train = trainNodeOf(graph);
+export function withEpochs(graph: GraphSpec, trainId: string | null, epochs: number): GraphSpec {
+  const train = graph.nodes.find((node) => node.id === trainId);
   if (!train || train.params?.epochs === epochs) return graph;
   return {
     ...graph,

@@ -1,5 +1,5 @@
-// The dataset_id of an uploaded-dataset node: one of the user's datasets (GET /api/datasets),
-// chosen by name rather than typed as an id.
+// The dataset_id of a dataset node (uploaded images, or a Table node reading an uploaded table): one
+// of the user's datasets of that sort (GET /api/datasets), chosen by name rather than typed as an id.
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from '../../../app/router';
@@ -12,9 +12,11 @@ type State = { kind: 'loading' } | { kind: 'ready'; list: DatasetPublic[] } | { 
 interface Props extends FieldProps {
   /** Called with the chosen dataset and the one it replaces, so the node can be named after it. */
   onDataset?: (dataset: DatasetPublic, previous: DatasetPublic | undefined) => void;
+  /** The datasets the node reads: tables (a Table node) or images (an uploaded-dataset node). */
+  sort?: 'table' | 'images';
 }
 
-export function DatasetSelect({ value, onChange, onDataset, inputId, describedBy, invalid }: Props) {
+export function DatasetSelect({ value, onChange, onDataset, sort = 'images', inputId, describedBy, invalid }: Props) {
   const { t, i18n } = useTranslation();
   const [state, setState] = useState<State>({ kind: 'loading' });
 
@@ -28,7 +30,8 @@ export function DatasetSelect({ value, onChange, onDataset, inputId, describedBy
     };
   }, []);
 
-  const list = state.kind === 'ready' ? state.list : [];
+  const list =
+    state.kind === 'ready' ? state.list.filter((dataset) => (dataset.columns ? 'table' : 'images') === sort) : [];
   const current = typeof value === 'string' ? value : '';
   const chosen = list.find((dataset) => dataset.id === current);
   const known = chosen !== undefined;
@@ -65,11 +68,16 @@ export function DatasetSelect({ value, onChange, onDataset, inputId, describedBy
       )}
       {chosen && (
         <span className="field__note" data-dataset-summary>
-          {t('props.datasetOption', {
-            images: chosen.count.toLocaleString(i18n.language),
-            classes: chosen.classes.length,
-            kind: t(`datasets.kind.${chosen.kind}`),
-          })}
+          {chosen.columns
+            ? t('props.datasetTableOption', {
+                rows: chosen.count.toLocaleString(i18n.language),
+                columns: chosen.columns.length,
+              })
+            : t('props.datasetOption', {
+                images: chosen.count.toLocaleString(i18n.language),
+                classes: chosen.classes.length,
+                kind: t(`datasets.kind.${chosen.kind}`),
+              })}
         </span>
       )}
       {state.kind === 'ready' && list.length === 0 && <span className="field__note">{t('props.datasetsNone')}</span>}

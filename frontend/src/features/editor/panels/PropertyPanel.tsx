@@ -3,10 +3,10 @@ import { memo, useId, useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { GraphError, JsonValue, ValidationResult } from '../../../api/types';
 import type { CatalogIndex } from '../../catalog/catalogIndex';
-import { UPLOADED_TYPE } from '../logic/datasetNode';
 import { errorText, fieldTitle } from '../logic/errorMessage';
 import { fieldApplies, fieldsFromSchema } from '../logic/schemaForm';
-import { prettyShape } from '../logic/summary';
+import { prettyShape, shapeLabel, tableFacts } from '../logic/summary';
+import type { DatasetSummary } from '../../../api/types';
 import type { EditorNode, GraphMeta } from '../logic/types';
 import { CategoryIcon } from '../nodes/CategoryIcon';
 import { DatasetSelect } from './DatasetSelect';
@@ -82,7 +82,7 @@ function NodeProperties({
         {shape && (
           <div>
             <dt>{t('props.output')}</dt>
-            <dd className="props__shape">{prettyShape(shape)}</dd>
+            <dd className="props__shape">{shapeLabel(shape, (count) => t('shape.features', { count }))}</dd>
           </div>
         )}
       </dl>
@@ -117,9 +117,10 @@ function NodeProperties({
                 </span>
               )}
             </label>
-            {node.data.kind === UPLOADED_TYPE && field.name === 'dataset_id' ? (
+            {entry?.category === 'dataset' && field.name === 'dataset_id' ? (
               <DatasetSelect
                 field={field}
+                sort={entry.outputs[0]?.types[0] === 'table' ? 'table' : 'images'}
                 value={node.data.params[field.name]}
                 onChange={(value) => onParamChange(node.id, field.name, value)}
                 onDataset={(dataset, previous) => {
@@ -155,8 +156,66 @@ function NodeProperties({
   );
 }
 
-function GraphProperties({ meta, onMetaChange, validation }: Pick<Props, 'meta' | 'onMetaChange' | 'validation'>) {
+/** What validation read from the dataset: images and classes, or a table's rows and columns. */
+function DatasetFacts({ dataset, task }: { dataset: DatasetSummary; task: string | null }) {
   const { t, i18n } = useTranslation();
+  const table = tableFacts(dataset, task);
+  if (!table) {
+    return (
+      <div className="props__dataset">
+        <h3>{t('props.dataset')}</h3>
+        <p>
+          {t('props.datasetSummary', {
+            images: dataset.count.toLocaleString(i18n.language),
+            classes: dataset.classes.length,
+            channels: dataset.channels,
+            size: dataset.size ? prettyShape(dataset.size) : t('props.sizeVaries'),
+          })}
+        </p>
+      </div>
+    );
+  }
+  return (
+    <div className="props__dataset" data-dataset="table">
+      <h3>{t('props.dataset')}</h3>
+      <p>
+        {t('props.tableSummary', {
+          rows: table.rows.toLocaleString(i18n.language),
+          columns: table.columns,
+          numbers: table.numbers,
+          categories: table.categories,
+        })}
+      </p>
+      {table.target && (
+        <p>
+          {table.classes > 0
+            ? t('props.tableTargetClasses', { target: table.target, classes: table.classes })
+            : t('props.tableTarget', { target: table.target })}
+        </p>
+      )}
+      {table.withMissing > 0 && <p>{t('props.tableMissing', { count: table.withMissing })}</p>}
+      <details className="props__columns">
+        <summary>{t('props.tableColumns', { count: table.columns })}</summary>
+        <ul>
+          {(dataset.columns ?? []).map((column) => (
+            <li key={column.name}>
+              <code translate="no">{column.name}</code>{' '}
+              <span className="props__muted">
+                {column.kind === 'category'
+                  ? t('props.columnCategory', { count: column.categories.length })
+                  : t('props.columnNumber')}
+                {column.missing > 0 && ` · ${t('props.columnMissing', { count: column.missing })}`}
+              </span>
+            </li>
+          ))}
+        </ul>
+      </details>
+    </div>
+  );
+}
+
+function GraphProperties({ meta, onMetaChange, validation }: Pick<Props, 'meta' | 'onMetaChange' | 'validation'>) {
+  const { t } = useTranslation();
   const baseId = useId();
   const dataset = validation?.dataset;
   return (
@@ -172,19 +231,7 @@ function GraphProperties({ meta, onMetaChange, validation }: Pick<Props, 'meta' 
           onChange={(event) => onMetaChange({ ...meta, description: event.target.value })}
         />
       </div>
-      {dataset && (
-        <div className="props__dataset">
-          <h3>{t('props.dataset')}</h3>
-          <p>
-            {t('props.datasetSummary', {
-              images: dataset.count.toLocaleString(i18n.language),
-              classes: dataset.classes.length,
-              channels: dataset.channels,
-              size: dataset.size ? prettyShape(dataset.size) : t('props.sizeVaries'),
-            })}
-          </p>
-        </div>
-      )}
+      {dataset && <DatasetFacts dataset={dataset} task={validation?.task ?? null} />}
       <p className="props__muted">{t('props.none')}</p>
     </div>
   );

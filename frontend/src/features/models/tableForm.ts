@@ -1,0 +1,180 @@
+// A table model's prediction form and its CSV batch: pure conversions between what the user
+// types, the rows the server takes (POST /api/models/{id}/predict/rows) and the CSV files that go
+// in and come out. No DOM here, so every rule is unit-tested.
+import type { ColumnPublic, RowPrediction, TableRow } from './api';
+
+/** What the form holds: the text of each input, by column name ('' is a missing value). */
+export type FormValues = Record<string, string>;
+
+export type FieldProblem = 'notNumber' | 'unknownCategory';
+
+export function emptyForm(columns: readonly ColumnPublic[]): FormValues {
+  return Object.fromEntries(columns.map((column) => [column.name, '']));
+}
+
+/** A number as people type it: "1.5", " -2 ", "3e-2", "1,5" (a decimal comma); null when it is none. */
+export function parseNumber(text: string): number | null {
+  const trimmed = text.trim();
+  if (!trimmed) return null;
+  // One comma and no dot: a decimal comma. "1,000" is ambiguous and refused rather than guessed.
+  const normal =
+    /^[-+]?\d+,\d+$/.test(trimmed) && !/^[-+]?\d{1,3},\d{3}$/.test(trimmed) ? trimmed.replace(',', '.') : trimmed;
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(normal)) return null;
+  const value = Number(normal);
+  return Number.isFinite(value) ? value : null;
+}
+
+/**
+ * The form as one row: numbers parsed, categories as their text, an empty field as null (a missing
+ * value the model's Impute node fills, or the server names). Problems are per column.
+ */
+export function formToRow(
+  columns: readonly ColumnPublic[],
+  values: FormValues,
+): { row: TableRow; problems: Record<string, FieldProblem> } {
+  const row: TableRow = {};
+  const problems: Record<string, FieldProblem> = {};
+  for (const column of columns) {
+    const text = (values[column.name] ?? '').trim();
+    if (!text) {
+      row[column.name] = null;
+      continue;
+    }
+    if (column.kind === 'number') {
+      const value = parseNumber(text);
+      if (value === null) problems[column.name] = 'notNumber';
+      row[column.name] = value;
+    } else {
+      if (column.categories?.length && !column.categories.includes(text)) problems[column.name] = 'unknownCategory';
+      row[column.name] = text;
+    }
+  }
+  return { row, problems };
+}
+
+/** A row back into the form (to edit a row of a file, or to fill in an example). */
+export function rowToForm(columns: readonly ColumnPublic[], row: Readonly<Record<string, unknown>>): FormValues {
+  const values: FormValues = {};
+  for (const column of columns) {
+    const value = row[column.name];
+    values[column.name] = value === null || value === undefined ? '' : String(value);
+  }
+  return values;
+}
+
+// --- CSV --------------------------------------------------------------------------------------
+
+export interface ParsedTable {
+  header: string[];
+  rows: string[][];
+}
+
+/** The delimiter a file name implies: tab for .tsv, else comma. */
+export function delimiterFor(filename: string): ',' | '\t' {
+  return filename.toLowerCase().endsWith('.tsv') ? '\t' : ',';
+}
+
+/**
+ * RFC 4180 CSV: quoted fields may hold delimiters, quotes ("") and line breaks; CRLF or LF rows;
+ * a byte order mark is dropped; blank lines are skipped (as the server's reader skips them).
+ */
+export function parseCsv(text: string, delimiter: ',' | '\t' = ','): ParsedTable {
+  const records: string[][] = [];
+  let field = '';
+  let record: string[] = [];
+  let quoted = false;
+  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const endRecord = () => {
+    record.push(field);
+    if (record.length > 1 || record[0] !== '') records.push(record);
+    record = [];
+    field = '';
+  };
+  for (; i < text.length; i += 1) {
+    const char = text[i]!;
+    if (quoted) {
+      if (char === '"') {
+        if (text[i + 1] === '"') {
+          field += '"';
+          i += 1;
+        } else quoted = false;
+      } else field += char;
+    } else if (char === '"' && field === '') quoted = true;
+    else if (char === delimiter) {
+      record.push(field);
+      field = '';
+    } else if (char === '\n' || char === '\r') {
+      if (char === '\r' && text[i + 1] === '\n') i += 1;
+      endRecord();
+    } else field += char;
+  }
+  if (field !== '' || record.length) endRecord();
+  const [header = [], ...rows] = records;
+  return { header: header.map((name) => name.trim()), rows };
+}
+
+/**
+ * One CSV cell. Text that a spreadsheet would run as a formula (=, +, -, @ first, not a number)
+ * gets a leading apostrophe: a downloaded file never executes what an uploaded one carried.
+ */
+export function csvCell(value: string | number | null | undefined): string {
+  if (value === null || value === undefined) return '';
+  let text = typeof value === 'number' ? (Number.isFinite(value) ? String(value) : '') : value;
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text) && parseNumber(text) === null) text = `'${text}`;
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function toCsv(header: readonly string[], rows: readonly (readonly (string | number | null)[])[]): string {
+  return [header, ...rows].map((row) => row.map(csvCell).join(',')).join('\r\n') + '\r\n';
+}
+
+// --- answers ----------------------------------------------------------------------------------
+
+export function isValue(prediction: RowPrediction): prediction is Extract<RowPrediction, { value: number }> {
+  return 'value' in prediction;
+}
+
+/** The columns a prediction adds to a results table or CSV, named after the target. */
+export function predictionHeader(target: string | null, regression: boolean): string[] {
+  const name = `predicted_${target || 'value'}`;
+  return regression ? [name] : [name, 'probability'];
+}
+
+export function predictionCells(prediction: RowPrediction | undefined): (string | number | null)[] {
+  if (!prediction) return [null, null];
+  return isValue(prediction) ? [prediction.value] : [prediction.label, prediction.probability];
+}
+
+/**
+ * The download: every input row of the file with the model's answer appended. When the file and
+ * the answers disagree in length (the server skipped nothing so far; a parser difference would show
+ * here), the rows are numbered instead of guessed.
+ */
+export function predictionsCsv(
+  table: ParsedTable | null,
+  predictions: readonly RowPrediction[],
+  target: string | null,
+  regression: boolean,
+): string {
+  const added = predictionHeader(target, regression);
+  const width = regression ? 1 : 2;
+  const cells = (prediction: RowPrediction | undefined) => predictionCells(prediction).slice(0, width);
+  if (table && table.rows.length === predictions.length) {
+    return toCsv(
+      [...table.header, ...added],
+      table.rows.map((row, i) => [...table.header.map((_, c) => row[c] ?? ''), ...cells(predictions[i])]),
+    );
+  }
+  return toCsv(
+    ['row', ...added],
+    predictions.map((prediction, i) => [i + 1, ...cells(prediction)]),
+  );
+}
+
+/** A predicted value for display: about five significant digits, exponent form when tiny or huge. */
+export function formatValue(value: number): string {
+  if (!Number.isFinite(value)) return '—';
+  const size = Math.abs(value);
+  if (size !== 0 && (size < 1e-3 || size >= 1e7)) return value.toExponential(3);
+  return String(Number(value.toPrecision(5)));
+}
