@@ -15,8 +15,7 @@ from dragdl.engine.train.metrics import averages, confusion_matrix, per_class_me
 def test_running_sums_loss_accuracy_and_top5() -> None:
     running = ClassificationMetrics(torch.device("cpu"), top5=True)
     gen = torch.Generator().manual_seed(0)
-    # More batches than are folded at once, so both the folded sums and the pending steps count.
-    sizes = [7, 5] * (running.FOLD_EVERY // 2 + 3)
+    sizes = [7, 5] * 10
     logits = [torch.randn(n, 12, generator=gen) for n in sizes]
     targets = [torch.randint(0, 12, (n,), generator=gen) for n in sizes]
     for lg, tg in zip(logits, targets, strict=True):
@@ -24,7 +23,7 @@ def test_running_sums_loss_accuracy_and_top5() -> None:
     all_logits, all_targets = torch.cat(logits), torch.cat(targets)
     assert running.count == sum(sizes)
     resumed = ClassificationMetrics(torch.device("cpu"), top5=True)
-    resumed.load(running.state())  # a checkpoint keeps the steps not folded yet
+    resumed.load(running.state())  # as a checkpoint restores it
     values = running.values("val_")
     assert resumed.values("val_") == values
     assert values["val_loss"] == pytest.approx(
