@@ -143,6 +143,10 @@ def test_prediction_errors_name_row_and_column(runs: Runs) -> None:
         bundle.predict_rows([good, {**good, "petal width (cm)": "wide"}])
     with pytest.raises(DatasetError, match=r"row 3, column 'sepal length \(cm\)' has no value"):
         bundle.predict_rows([good, good, {**good, "sepal length (cm)": None}])
+    # An answer that is not a number is refused: an argmax over NaN would still name a class.
+    for huge in (float("inf"), 1e308):
+        with pytest.raises(DatasetError, match=r"row 2: the model's answer is not a finite number"):
+            bundle.predict_rows([good, {**good, "sepal length (cm)": huge}])
 
 
 @pytest.mark.parametrize("name", ["mlp_breast_cancer", "linear_regression_diabetes"])

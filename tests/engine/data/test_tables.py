@@ -35,6 +35,24 @@ def test_csv_kinds_missing_and_categories(tmp_path: Path) -> None:
     assert np.isnan(table.columns["age"][1])
 
 
+def test_a_row_with_more_fields_than_the_header_is_refused_not_shifted(tmp_path: Path) -> None:
+    # A ';'-separated export with decimal commas, read with ',': pandas would make the first field
+    # an index and silently drop it.
+    semicolons = _write(tmp_path / "eu.csv", "\ufeffa;b;t\n1,5;2;x\n3,5;4;y\n")
+    with pytest.raises(DatasetError, match=r"eu\.csv: some rows have more fields than the header"):
+        read_table(semicolons)
+    # A byte-order mark does not end up in the first column's name.
+    assert read_table(_write(tmp_path / "bom.csv", "\ufeffa,b\n1,2\n")).names == ["a", "b"]
+
+
+def test_parquet_cells_that_are_not_numbers_or_text_are_refused_naming_the_column(tmp_path: Path) -> None:
+    import pandas as pd
+
+    pd.DataFrame({"x": [1.0, 2.0], "lst": [[1, 2], [3]], "t": [1, 2]}).to_parquet(tmp_path / "n.parquet")
+    with pytest.raises(DatasetError, match=r"column 'lst' holds .* values \(row 1\)"):
+        read_table(tmp_path / "n.parquet")
+
+
 def test_tsv_and_parquet(tmp_path: Path) -> None:
     import pandas as pd
 

@@ -114,3 +114,19 @@ def test_a_regressor_must_end_in_one_value_and_a_classifier_in_one_score_per_cla
     assert "one value per sample" in wrong.errors[0].message
     fine = validate_graph(_digit_value_graph(), ctx)
     assert fine.ok and fine.shapes["o"] == "1" and fine.task == "regression"
+
+
+def test_a_regressor_on_a_text_target_is_refused_while_validating(tmp_path: Path) -> None:
+    table = tmp_path / "houses.csv"
+    table.write_text("rooms,grade\n3,A\n4,B\n2,A\n5,C\n", encoding="utf-8")
+    graph = graphs.chain(
+        "houses",
+        [
+            ("d", "dataset.table", {"source": "file", "path": str(table), "target": "grade"}),
+            ("o", "layer.Linear", {"out_features": "auto"}),
+            ("t", "train.Regressor", {"epochs": 1}),
+        ],
+    )
+    result = validate_graph(graph, DataContext(data_dir=tmp_path, allow_download=False))
+    assert [(e.code, e.node_id) for e in result.errors] == [("target_not_numeric", "d")]
+    assert "'grade'" in result.errors[0].message and "'A'" in result.errors[0].message

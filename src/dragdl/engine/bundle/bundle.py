@@ -25,7 +25,7 @@ from dragdl.engine.bundle.spec import (
 )
 from dragdl.engine.bundle.writer import file_sha256
 from dragdl.engine.compile.plan import compile_network
-from dragdl.engine.data.base import DatasetInfo
+from dragdl.engine.data.base import DatasetError, DatasetInfo
 from dragdl.engine.data.stages import FittedTransform, OpStage, apply_stages, to_float
 from dragdl.engine.data.table_pipeline import TableStep, table_features, transform_table
 from dragdl.engine.data.tables import rows_to_table
@@ -131,7 +131,17 @@ class Bundle:
         answers: list[dict[str, Any]] = []
         for start in range(0, len(rows), max(1, batch_size)):
             inputs = self.table_inputs(rows[start : start + batch_size], first_row=start + 1)
-            answers.extend(self.answer(self.logits(inputs), top_k))
+            outputs = self.logits(inputs)
+            finite = torch.isfinite(outputs).all(dim=1)
+            if not bool(finite.all()):
+                # An argmax over NaN would still name a class: refuse rather than answer nonsense.
+                row = start + int((~finite).nonzero()[0]) + 1
+                raise DatasetError(
+                    f"row {row}: the model's answer is not a finite number (a value of this row is far "
+                    "outside what it was trained on)",
+                    code="prediction_not_finite",
+                )
+            answers.extend(self.answer(outputs, top_k))
         return answers
 
     @property

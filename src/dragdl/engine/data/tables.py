@@ -140,14 +140,47 @@ def _table_from_frame(frame: Any, path: Path) -> Table:
     for name, series in zip(names, (frame[c] for c in frame.columns), strict=True):
         if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
             columns[name] = series.to_numpy(dtype=np.float64, na_value=np.nan)
-        else:
-            columns[name] = column_from_values([None if pd.isna(v) else v for v in series.tolist()])
+            continue
+        values = series.tolist()
+        for row, value in enumerate(values, start=1):
+            # Parquet can nest lists, maps and bytes in a cell; a table cell is a number or a text.
+            if isinstance(value, list | tuple | dict | set | np.ndarray | bytes | bytearray):
+                raise DatasetError(
+                    f"{path.name}: column {name!r} holds {type(value).__name__} values (row {row}); "
+                    "a table cell must be a number or a text",
+                    field="path",
+                    code="dataset_invalid",
+                )
+        columns[name] = column_from_values([None if pd.isna(v) else v for v in values])
     return Table(columns)
 
 
 def read_table(path: Path) -> Table:
     """A CSV (comma), TSV (tab) or Parquet file; the first CSV/TSV line names the columns."""
     return _table_from_frame(_read_frame(path), path)
+
+
+def _read_delimited(path: Path, sep: str) -> Any:
+    import warnings
+
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        # index_col=False: a row with more fields than the header is an error, never an index that
+        # silently eats the first column (as a ';'-separated export read with ',' would).
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            return pd.read_csv(
+                path, sep=sep, dtype=str, keep_default_na=True, index_col=False, encoding="utf-8-sig"
+            )
+        except pd.errors.ParserWarning:
+            name = "tabs" if sep == "\t" else "commas"
+            raise DatasetError(
+                f"{path.name}: some rows have more fields than the header line names; the file must be "
+                f"separated by {name} (.csv: commas, .tsv: tabs) with one name per column",
+                field="path",
+                code="dataset_invalid",
+            ) from None
 
 
 def _read_frame(path: Path) -> Any:
@@ -168,7 +201,7 @@ def _read_frame(path: Path) -> Any:
         else:
             # dtype=str keeps every cell as written: the kinds are decided here, not by pandas'
             # guesses (which turn "007" into 7 and a column with one typo into text silently).
-            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=True)
+            frame = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
     except pd.errors.EmptyDataError:
         raise DatasetError(f"{path.name} is empty", field="path", code="table_empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:

@@ -55,6 +55,18 @@ class Regression(TaskKind):
     higher_is_better: ClassVar[frozenset[str]] = frozenset({"r2"})
 
     def output_size(self, info: DatasetInfo) -> int:
+        # Checked while validating, from the distinct target values, so a text target is refused on
+        # the canvas rather than when the task runs.
+        for name in info.classes:
+            try:
+                float(name)
+            except ValueError:
+                column = f"the target column {info.target!r}" if info.target else "the labels"
+                raise DatasetError(
+                    f"{column} holds the text {name!r}; a regressor needs a number per sample "
+                    "(use a classifier for categories)",
+                    code="target_not_numeric",
+                ) from None
         return 1
 
     def targets(self, source: ImageSource) -> np.ndarray:

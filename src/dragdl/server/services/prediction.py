@@ -20,7 +20,6 @@ import asyncio
 import functools
 import io
 import logging
-import math
 import os
 import threading
 import weakref
@@ -296,20 +295,8 @@ def predict_table_rows(
         raise PredictionInputError(f"{where}{exc.message}") from None
     except NonFiniteError as exc:
         raise PredictionInputError(f"{where}{exc.message}") from None
-    for index, answer in enumerate(answers):
-        # JSON has no NaN or infinity: a value far out of range (1e308) must not become a 500.
-        if not all(math.isfinite(v) for v in _numbers(answer)):
-            raise PredictionInputError(
-                f"{where}row {index + 1}: the model's answer is not a finite number "
-                "(a value of this row is far outside what it was trained on)"
-            )
+    # Bundle.predict_rows refuses a row whose answer is not finite (JSON has no NaN or infinity).
     return answers
-
-
-def _numbers(answer: dict[str, Any]) -> list[float]:
-    found = [float(v) for key in ("value", "probability") if isinstance(v := answer.get(key), float | int)]
-    found += [float(v) for v in answer.get("probabilities") or []]
-    return found
 
 
 def _images(request: Request) -> int:
