@@ -20,12 +20,13 @@ from torch import nn
 
 from dragdl.engine.compile import codegen_template as tpl
 from dragdl.engine.compile.codegen_format import WIDTH, expression, reflow, statement, string_literal
+from dragdl.engine.compile.codegen_regression import REGRESSION
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.graph.validate import Analysis, analyze
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, format_shape
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.train.config import RegressionConfig, TrainConfig
 
 TO_FLOAT = "v2.ToDtype(torch.float32, scale=True)"
 """The engine's uint8 -> float32 in [0, 1] conversion (`data/stages.py: to_float`)."""
@@ -114,10 +115,11 @@ class _Writer:
         self.ctx = ctx
         assert self.structure.dataset_id is not None and self.structure.train_id is not None
         config = self.structure.nodes[self.structure.train_id].params
-        if not isinstance(config, TrainConfig):
-            kind = self.structure.nodes[self.structure.train_id].kind
-            raise NotImplementedError(f"{kind.type} cannot be exported as code yet")
+        assert isinstance(config, TrainConfig | RegressionConfig)
         self.config = config
+        self.regression = isinstance(config, RegressionConfig)
+        self.blocks = REGRESSION if self.regression else tpl.CLASSIFICATION
+        """What depends on the kind: a Regressor's float targets, random split, loss and metrics."""
         self.imports: set[str] = set()
         self.transfer: str | None = None
         """The Net attribute of the model node, whose param_groups() the optimizer takes."""
@@ -137,7 +139,8 @@ class _Writer:
 
     def script(self) -> str:
         body = self._dataset_body()
-        data = tpl.LOAD_DATASET_HEAD + body + "\n\n" + tpl.SPLIT
+        data = tpl.LOAD_DATASET_HEAD + body + "\n\n" + self.blocks.split
+        data += "\n" + tpl.SEEDS
         ops = self._ops()
         fitted = any(FITTED_MARKER in op.code for op in ops)
         if fitted:
@@ -145,7 +148,8 @@ class _Writer:
         augmented = any(op.random for op in ops)
         data += "\n" + tpl.PREPARE + "\n\n" + self._transforms(ops)
         data += "\n" + (tpl.AUGMENTED_BATCHES if augmented else tpl.SHUFFLED_BATCHES)
-        main = tpl.MAIN_HEAD + (tpl.MAIN_AUGMENTED if augmented else tpl.MAIN_PRECOMPUTED) + tpl.MAIN_TAIL
+        b = self.blocks
+        main = b.main_head + (b.main_augmented if augmented else b.main_precomputed) + b.main_tail
         network = self._network()  # before the imports: model nodes add some
         parts = [
             self._docstring(),
@@ -153,9 +157,9 @@ class _Writer:
             self._config(uses_data_dir="DATA_DIR" in body) + tpl.TYPES,
             data,
             network,
-            tpl.DEVICE_AND_EVALUATE,
+            tpl.DEVICE + "\n" + b.evaluate,
             self._train(),
-            tpl.REPORT + main,
+            b.report + main,
         ]
         head, *rest = (part.strip("\n") for part in parts)
         return head + "\n\n" + rest[0] + "\n\n" + "\n\n\n".join(rest[1:]) + "\n"
@@ -167,10 +171,11 @@ class _Writer:
         for paragraph in graph.description.split("\n\n"):
             if paragraph.strip():
                 paragraphs.append(textwrap.fill(" ".join(paragraph.split()), WIDTH))
+        figure = "test MAE, RMSE and R²" if self.regression else "test accuracy"
         paragraphs.append(
             textwrap.fill(
                 "It trains as `dragdl run` does: the same split, operators, initial weights and "
-                "per-epoch seeds, so on the CPU it reaches the same test accuracy.",
+                f"per-epoch seeds, so on the CPU it reaches the same {figure}.",
                 WIDTH,
             )
         )
@@ -193,7 +198,7 @@ class _Writer:
     def _config(self, uses_data_dir: bool) -> str:
         c = self.config
         optimizer = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[c.optimizer]
-        lines = [
+        lines: list[str] = [
             "# --- Configuration, from the train node " + "-" * 47,
             f"EPOCHS = {c.epochs}  # passes over the training split (--epochs overrides)",
             f"BATCH_SIZE = {c.batch_size}",
@@ -206,7 +211,11 @@ class _Writer:
         if c.schedule == "step":
             lines.append(f"STEP_SIZE = {c.step_size}  # epochs between learning-rate decays")
             lines.append(f"GAMMA = {c.gamma!r}  # decay factor")
-        lines.append(f"LABEL_SMOOTHING = {c.label_smoothing!r}")
+        if isinstance(c, RegressionConfig):
+            lines.append(f'LOSS = {string_literal(c.loss)}  # "mse", "mae" or "huber"')
+            lines.append(f"HUBER_DELTA = {c.huber_delta!r}  # where Huber turns from squared to absolute")
+        else:
+            lines.append(f"LABEL_SMOOTHING = {c.label_smoothing!r}")
         if c.early_stopping:
             lines.append(f"PATIENCE = {c.patience}  # epochs without improvement before stopping")
             lines.append(f"MONITOR = {string_literal(c.monitor)}  # the metric early stopping watches")
@@ -385,7 +394,7 @@ class _Writer:
         momentum = "momentum=MOMENTUM, " if c.optimizer == "sgd" else ""
         params = "model.parameters()" if self.transfer is None else f"model.{self.transfer}.param_groups(LR)"
         arguments = f"{params}, lr=LR, {momentum}weight_decay=WEIGHT_DECAY, fused=fused"
-        lines = [tpl.TRAIN_HEAD.strip("\n")]
+        lines = [self.blocks.train_head.strip("\n")]
         if self.transfer is not None:
             lines.append("    # The pretrained backbone learns at a fraction of LR (not at all when frozen).")
         lines.append(statement("optimizer = ", f"torch.optim.{optimizer}({arguments})", 4))
@@ -405,13 +414,13 @@ class _Writer:
             lines.append(statement("scheduler = ", f"torch.optim.lr_scheduler.{schedule}", 4))
         if c.early_stopping:
             lines.append(tpl.EARLY_STOPPING_INIT.rstrip("\n"))
-        text = "\n".join(lines) + "\n" + tpl.TRAIN_LOOP
+        text = "\n".join(lines) + "\n" + self.blocks.train_loop
         if c.schedule in ("cosine", "onecycle"):
             text += "            scheduler.step()\n"
-        text += tpl.TRAIN_METRICS
+        text += self.blocks.train_metrics
         if c.schedule == "step":
             text += "        scheduler.step()\n"
         text += tpl.EPOCH_PRINT
         if c.early_stopping:
-            text += tpl.EARLY_STOPPING_CHECK
+            text += self.blocks.improved + tpl.EARLY_STOPPING_CHECK
         return text
