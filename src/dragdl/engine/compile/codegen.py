@@ -18,14 +18,17 @@ from typing import Any
 
 from torch import nn
 
+from dragdl.engine.compile import codegen_tables as tables
 from dragdl.engine.compile import codegen_template as tpl
 from dragdl.engine.compile.codegen_format import WIDTH, expression, reflow, statement, string_literal
 from dragdl.engine.compile.codegen_regression import REGRESSION
 from dragdl.engine.data.base import DataContext
+from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.graph.validate import Analysis, analyze
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, format_shape
+from dragdl.engine.nodes.tables import TableParams
 from dragdl.engine.train.config import RegressionConfig, TrainConfig
 
 TO_FLOAT = "v2.ToDtype(torch.float32, scale=True)"
@@ -51,6 +54,15 @@ def generate_script(graph: dict[str, Any] | Graph, ctx: DataContext) -> str:
     analysis = analyze(graph, ctx)
     if analysis.errors:
         raise GraphInvalid(analysis.errors)
+    dataset_id = analysis.structure.dataset_id
+    if dataset_id is not None and analysis.structure.nodes[dataset_id].kind.type == "dataset.table":
+        # A One-hot's width is the categories of the training rows: compile as the engine does
+        # (fitting the operators) for the network's exact shapes. Tables are small.
+        from dragdl.engine.compile.plan import compile_graph
+
+        plan = compile_graph(graph, ctx)
+        assert isinstance(plan.source, TableSource)
+        return _Writer(plan.analysis, ctx).table_script(plan.source.target)
     return _Writer(analysis, ctx).script()
 
 
@@ -149,7 +161,8 @@ class _Writer:
         data += "\n" + tpl.PREPARE + "\n\n" + self._transforms(ops)
         data += "\n" + (tpl.AUGMENTED_BATCHES if augmented else tpl.SHUFFLED_BATCHES)
         b = self.blocks
-        main = b.main_head + (b.main_augmented if augmented else b.main_precomputed) + b.main_tail
+        main = b.main_head + (b.main_augmented if augmented else b.main_precomputed)
+        main += b.main_summary + b.main_tail
         network = self._network()  # before the imports: model nodes add some
         parts = [
             self._docstring(),
@@ -159,6 +172,51 @@ class _Writer:
             network,
             tpl.DEVICE + "\n" + b.evaluate,
             self._train(),
+            b.report + main,
+        ]
+        head, *rest = (part.strip("\n") for part in parts)
+        return head + "\n\n" + rest[0] + "\n\n" + "\n\n\n".join(rest[1:]) + "\n"
+
+    def table_script(self, target: str) -> str:
+        """The script of a table graph: load_table, the operators' fit/transform functions and
+        build_features in place of the image loading and transforms."""
+        s = self.structure
+        assert s.dataset_id is not None
+        params = s.nodes[s.dataset_id].params
+        assert isinstance(params, TableParams)
+        code = self._node_code(s.dataset_id, tables.dataset_code, params, target)
+        body = self._body(code)
+        ops = []
+        for node_id in s.pipeline:
+            info = s.nodes[node_id]
+            assert info.params is not None
+            ops.append(tables.TableOp(node_id, info.kind.type, info.params))
+            if info.kind.type not in tables.HELPERS:
+                self._node_code(node_id, tables.step_code, ops[-1])  # codegen_unsupported
+        names = identifiers([op.node_id for op in ops], _RESERVED | tables.RESERVED)
+        data = tables.LOAD_TABLE_HEAD + body + "\n"
+        if "read_column(" in body:
+            data += "\n" + tables.READ_COLUMN
+        data += "\n" + self.blocks.split + "\n" + tpl.DERIVE_SEED + "\n" + tables.COMMON
+        helpers = tables.helpers(ops)
+        data += "\n\n" + (helpers + "\n\n\n" if helpers else "") + tables.FEATURES.strip("\n")
+        data += "\n\n\n" + tables.build_features(ops, names)
+        if not self.regression:
+            data += "\n" + tables.CLASS_LABELS
+        data += "\n" + tables.SHUFFLED_BATCHES
+        b = self.blocks
+        targets = tables.REGRESSION_TARGETS if self.regression else tables.CLASSIFICATION_TARGETS
+        summary = b.main_summary.replace(" images", " rows")
+        main = tables.MAIN_HEAD + targets + tables.MAIN_SPLITS + summary + b.main_tail
+        network = self._network()
+        parts = [
+            self._docstring(),
+            self._imports(tables.STDLIB_IMPORTS, tables.THIRD_PARTY_IMPORTS),
+            self._config(uses_data_dir="DATA_DIR" in body) + tables.TYPES,
+            data,
+            network,
+            tpl.DEVICE + "\n" + b.evaluate,
+            self._train().replace(" training images,", " training rows,"),
             b.report + main,
         ]
         head, *rest = (part.strip("\n") for part in parts)
@@ -183,8 +241,12 @@ class _Writer:
         text = "\n\n".join(paragraphs).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
         return f'"""{text}\n"""\n'
 
-    def _imports(self) -> str:
-        stdlib, third = set(tpl.STDLIB_IMPORTS), set(tpl.THIRD_PARTY_IMPORTS)
+    def _imports(
+        self,
+        stdlib_imports: tuple[str, ...] = tpl.STDLIB_IMPORTS,
+        third_imports: tuple[str, ...] = tpl.THIRD_PARTY_IMPORTS,
+    ) -> str:
+        stdlib, third = set(stdlib_imports), set(third_imports)
         for line in self.imports:
             top = line.split()[1].split(".")[0]
             (stdlib if top in sys.stdlib_module_names else third).add(line)
@@ -221,7 +283,7 @@ class _Writer:
             lines.append(f"MONITOR = {string_literal(c.monitor)}  # the metric early stopping watches")
         lines += [
             f"SEED = {c.seed}  # the split, initial weights, batch order and augmentation follow it",
-            f"VAL_SPLIT = {c.val_split!r}  # share of the images held out for validation",
+            f"VAL_SPLIT = {c.val_split!r}  # share of the samples held out for validation",
             f"TEST_SPLIT = {c.test_split!r}  # share held out for the test (if no official one)",
             f'DEVICE = {string_literal(c.device)}  # "auto" (CUDA when available), "cpu" or "cuda"',
             f"AMP = {c.amp == 'auto'}  # mixed precision on CUDA (bf16 where supported, else fp16)",
@@ -237,6 +299,10 @@ class _Writer:
         kind = info.kind
         assert isinstance(kind, DatasetNode) and info.params is not None
         code = self._node_code(self.structure.dataset_id, kind.codegen, info.params)
+        return self._body(code)
+
+    def _body(self, code: str) -> str:
+        """A dataset's code as a function body: its top-level imports go to the script's top."""
         kept: list[str] = []
         after_import = False
         for line in code.strip("\n").splitlines():

@@ -161,9 +161,11 @@ MAIN_AUGMENTED = """    # Random operators: the training images are transformed 
     )
 """
 
-MAIN_TAIL = """    low, high = float(targets.min()), float(targets.max())
+MAIN_SUMMARY = """    low, high = float(targets.min()), float(targets.max())
     print(f"{len(val_idx)} val, {len(test_idx)} test images; targets {low:g}..{high:g}")
+"""
 
+MAIN_TAIL = """
     torch.manual_seed(SEED)  # the initial weights come from the seed
     model = Net().to(device)
     train(model, train_batches, len(train_idx), val, args.epochs, device)
@@ -173,8 +175,8 @@ MAIN_TAIL = """    low, high = float(targets.min()), float(targets.max())
         mae, rmse, r2 = figures["mae"], figures["rmse"], figures["r2"]
         print(f"test MAE: {mae:.4f}  RMSE: {rmse:.4f}  R²: {r2:.4f}")
         print(f"test loss: {figures['loss']:.4f}")
-        for value, target in list(zip(predicted, test[1].tolist(), strict=True))[:5]:
-            print(f"  predicted {value:.3f}, actual {target:g}")
+        for value, actual in list(zip(predicted, test[1].tolist(), strict=True))[:5]:
+            print(f"  predicted {value:.3f}, actual {actual:g}")
     print(f"weights saved to {save_weights(model, args.out)}")
 
 
@@ -193,5 +195,6 @@ REGRESSION = TaskBlocks(
     main_head=MAIN_HEAD,
     main_precomputed=MAIN_PRECOMPUTED,
     main_augmented=MAIN_AUGMENTED,
+    main_summary=MAIN_SUMMARY,
     main_tail=MAIN_TAIL,
 )

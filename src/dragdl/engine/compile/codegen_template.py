@@ -69,12 +69,16 @@ def split_indices(
     return joined(train), joined(val), joined(test)
 '''
 
-SEEDS = '''
+DERIVE_SEED = '''
 def derive_seed(*parts: int) -> int:
     """A well-mixed 63-bit seed from several integers (for per-epoch random streams)."""
     state = np.random.SeedSequence(list(parts)).generate_state(2, np.uint32)
     return (int(state[0]) << 31) ^ int(state[1])
+'''
 
+SEEDS = (
+    DERIVE_SEED
+    + '''
 
 @contextmanager
 def one_thread() -> Iterator[None]:
@@ -86,6 +90,7 @@ def one_thread() -> Iterator[None]:
     finally:
         torch.set_num_threads(threads)
 '''
+)
 
 CHANNEL_STATS = '''
 def channel_stats(
@@ -347,8 +352,10 @@ MAIN_AUGMENTED = """    # Random operators: the training images are transformed 
     )
 """
 
-MAIN_TAIL = """    print(f"{len(val_idx)} val and {len(test_idx)} test images, {len(classes)} classes")
+MAIN_SUMMARY = """    print(f"{len(val_idx)} val and {len(test_idx)} test images, {len(classes)} classes")
+"""
 
+MAIN_TAIL = """
     torch.manual_seed(SEED)  # the initial weights come from the seed
     model = Net().to(device)
     train(model, train_batches, len(train_idx), val, args.epochs, device)
@@ -513,6 +520,8 @@ class TaskBlocks:
     main_head: str
     main_precomputed: str
     main_augmented: str
+    main_summary: str
+    """What main() prints about the data (the classes, the range of the targets)."""
     main_tail: str
 
 
@@ -527,5 +536,6 @@ CLASSIFICATION = TaskBlocks(
     main_head=MAIN_HEAD,
     main_precomputed=MAIN_PRECOMPUTED,
     main_augmented=MAIN_AUGMENTED,
+    main_summary=MAIN_SUMMARY,
     main_tail=MAIN_TAIL,
 )
