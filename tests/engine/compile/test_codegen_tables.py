@@ -46,9 +46,9 @@ def write_csv(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def csv_graph(**train: Any) -> dict[str, Any]:
+def csv_graph(path: str = "people.csv", **train: Any) -> dict[str, Any]:
     return chain(
-        node("data", "dataset.table", source="file", path="people.csv", target="kind"),
+        node("data", "dataset.table", source="file", path=path, target="kind"),
         node("pick", "op.SelectColumns", mode="drop", columns=["note"]),
         node("fill", "op.Impute", strategy="median", columns=["height"]),
         node("fill_colour", "op.Impute", strategy="most_frequent", columns=["colour"]),
@@ -122,9 +122,18 @@ def test_template_scripts_reach_the_engine_test_figures(name: str, tmp_path: Pat
         assert r2 == pytest.approx(result.test["test_r2"], abs=2e-3)
 
 
-def test_csv_operators_fit_on_the_training_rows_as_the_engine_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
+def test_operators_fit_on_the_training_rows_as_the_engine_does(suffix: str, tmp_path: Path) -> None:
     write_csv(tmp_path / "people.csv")
-    graph = csv_graph(val_split=0.2, test_split=0.2, seed=4)
+    if suffix != ".csv":
+        import pandas as pd
+
+        frame = pd.read_csv(tmp_path / "people.csv")  # parquet: typed columns, not text
+        if suffix == ".tsv":
+            frame.to_csv(tmp_path / "people.tsv", sep="\t", index=False)
+        else:
+            frame.to_parquet(tmp_path / "people.parquet")
+    graph = csv_graph(f"people{suffix}", val_split=0.2, test_split=0.2, seed=4)
     source = generate_script(graph, ctx_for(tmp_path))
     lint(source)
     assert imported(source) <= ALLOWED_IMPORTS | {"pandas"}
