@@ -25,7 +25,6 @@ from tests.engine.compile.test_codegen import (
 from dragdl.engine.compile.codegen import generate_script
 from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.table_pipeline import table_features, transform_table
-from dragdl.engine.graph.errors import GraphInvalid
 from dragdl.engine.run import run_graph
 from dragdl.engine.train.reporter import ListReporter
 
@@ -174,16 +173,23 @@ def test_csv_script_reaches_the_engine_test_accuracy(tmp_path: Path) -> None:
     assert abs(float(found.group(1)) - result.test["test_accuracy"]) <= 0.02
 
 
-def test_an_uploaded_table_is_reported_as_not_exportable(tmp_path: Path) -> None:
+def test_an_uploaded_table_is_read_from_where_it_is_stored(tmp_path: Path) -> None:
     from dragdl.engine.data.base import DataContext, UploadedDataset
 
-    write_csv(tmp_path / "people.csv")
+    stored = tmp_path / "uploads" / "abc"
+    stored.mkdir(parents=True)
+    write_csv(stored / "people.csv")
     graph = csv_graph()
     graph["nodes"][0]["params"] = {"source": "uploaded", "dataset_id": "abc", "target": "kind"}
-    uploaded = {"abc": UploadedDataset(kind="table", path=tmp_path / "people.csv")}
+    uploaded = {"abc": UploadedDataset(kind="table", path=Path("uploads/abc"))}
     ctx = DataContext(data_dir=tmp_path, allow_download=False, uploaded=uploaded)
-    with pytest.raises(GraphInvalid) as caught:
-        generate_script(graph, ctx)
-    [error] = caught.value.errors
-    assert (error.code, error.node_id) == ("codegen_unsupported", "data")
-    assert "uploaded" in error.message
+    source = generate_script(graph, ctx)
+    lint(source)
+    assert 'path = DATA_DIR / "uploads/abc/people.csv"' in source
+    script = tmp_path / "train.py"
+    script.write_text(source, encoding="utf-8")
+    columns, target_name = load_module(script).load_table()
+    plan = compile_graph(graph, ctx)
+    assert target_name == "kind" and list(columns) == [*plan.source.features.columns, "kind"]
+    for name, values in plan.source.features.columns.items():
+        assert np.array_equal(columns[name], values, equal_nan=values.dtype.kind == "f"), name

@@ -29,6 +29,7 @@ from dragdl.engine.graph.spec import Graph
 from dragdl.engine.graph.validate import Analysis, analyze
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, format_shape
 from dragdl.engine.nodes.tables import TableParams
+from dragdl.engine.nodes.tables import _table_file as table_file
 from dragdl.engine.train.config import RegressionConfig, TrainConfig
 
 TO_FLOAT = "v2.ToDtype(torch.float32, scale=True)"
@@ -184,6 +185,8 @@ class _Writer:
         assert s.dataset_id is not None
         params = s.nodes[s.dataset_id].params
         assert isinstance(params, TableParams)
+        if params.source == "uploaded":
+            params = params.model_copy(update={"source": "file", "path": self._uploaded_file(params)})
         code = self._node_code(s.dataset_id, tables.dataset_code, params, target)
         body = self._body(code)
         ops = []
@@ -221,6 +224,15 @@ class _Writer:
         ]
         head, *rest = (part.strip("\n") for part in parts)
         return head + "\n\n" + rest[0] + "\n\n" + "\n\n\n".join(rest[1:]) + "\n"
+
+    def _uploaded_file(self, params: TableParams) -> str:
+        """The file of an uploaded table, where it is stored (relative to the data dir when under it:
+        the script reads it as DATA_DIR / path). compile_graph has opened it already."""
+        entry = self.ctx.uploaded[params.dataset_id or ""]
+        folder = entry.path if entry.path.is_absolute() else self.ctx.data_dir / entry.path
+        path = table_file(folder, "dataset_id").resolve()
+        data_dir = self.ctx.data_dir.resolve()
+        return str(path.relative_to(data_dir)) if path.is_relative_to(data_dir) else str(path)
 
     def _docstring(self) -> str:
         graph = self.analysis.graph

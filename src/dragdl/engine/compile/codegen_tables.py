@@ -247,7 +247,7 @@ RESERVED = frozenset(
 
 def dataset_code(params: TableParams, target: str) -> str:
     """The body of `load_table()` (top-level imports first, moved to the script's top)."""
-    if params.source == "uploaded":
+    if params.source == "uploaded":  # the writer passes an uploaded table as its file
         raise NotImplementedError("an uploaded table cannot be exported as code yet; use source 'file'")
     name = json.dumps(target, ensure_ascii=False)
     if params.source != "file":
