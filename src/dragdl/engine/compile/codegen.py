@@ -18,14 +18,19 @@ from typing import Any
 
 from torch import nn
 
+from dragdl.engine.compile import codegen_tables as tables
 from dragdl.engine.compile import codegen_template as tpl
 from dragdl.engine.compile.codegen_format import WIDTH, expression, reflow, statement, string_literal
+from dragdl.engine.compile.codegen_regression import REGRESSION
 from dragdl.engine.data.base import DataContext
+from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.graph.validate import Analysis, analyze
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, format_shape
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.nodes.tables import TableParams
+from dragdl.engine.nodes.tables import _table_file as table_file
+from dragdl.engine.train.config import RegressionConfig, TrainConfig
 
 TO_FLOAT = "v2.ToDtype(torch.float32, scale=True)"
 """The engine's uint8 -> float32 in [0, 1] conversion (`data/stages.py: to_float`)."""
@@ -50,6 +55,15 @@ def generate_script(graph: dict[str, Any] | Graph, ctx: DataContext) -> str:
     analysis = analyze(graph, ctx)
     if analysis.errors:
         raise GraphInvalid(analysis.errors)
+    dataset_id = analysis.structure.dataset_id
+    if dataset_id is not None and analysis.structure.nodes[dataset_id].kind.type == "dataset.table":
+        # A One-hot's width is the categories of the training rows: compile as the engine does
+        # (fitting the operators) for the network's exact shapes. Tables are small.
+        from dragdl.engine.compile.plan import compile_graph
+
+        plan = compile_graph(graph, ctx)
+        assert isinstance(plan.source, TableSource)
+        return _Writer(plan.analysis, ctx).table_script(plan.source.target)
     return _Writer(analysis, ctx).script()
 
 
@@ -114,10 +128,11 @@ class _Writer:
         self.ctx = ctx
         assert self.structure.dataset_id is not None and self.structure.train_id is not None
         config = self.structure.nodes[self.structure.train_id].params
-        if not isinstance(config, TrainConfig):
-            kind = self.structure.nodes[self.structure.train_id].kind
-            raise NotImplementedError(f"{kind.type} cannot be exported as code yet")
+        assert isinstance(config, TrainConfig | RegressionConfig)
         self.config = config
+        self.regression = isinstance(config, RegressionConfig)
+        self.blocks = REGRESSION if self.regression else tpl.CLASSIFICATION
+        """What depends on the kind: a Regressor's float targets, random split, loss and metrics."""
         self.imports: set[str] = set()
         self.transfer: str | None = None
         """The Net attribute of the model node, whose param_groups() the optimizer takes."""
@@ -137,7 +152,8 @@ class _Writer:
 
     def script(self) -> str:
         body = self._dataset_body()
-        data = tpl.LOAD_DATASET_HEAD + body + "\n\n" + tpl.SPLIT
+        data = tpl.LOAD_DATASET_HEAD + body + "\n\n" + self.blocks.split
+        data += "\n" + tpl.SEEDS
         ops = self._ops()
         fitted = any(FITTED_MARKER in op.code for op in ops)
         if fitted:
@@ -145,7 +161,9 @@ class _Writer:
         augmented = any(op.random for op in ops)
         data += "\n" + tpl.PREPARE + "\n\n" + self._transforms(ops)
         data += "\n" + (tpl.AUGMENTED_BATCHES if augmented else tpl.SHUFFLED_BATCHES)
-        main = tpl.MAIN_HEAD + (tpl.MAIN_AUGMENTED if augmented else tpl.MAIN_PRECOMPUTED) + tpl.MAIN_TAIL
+        b = self.blocks
+        main = b.main_head + (b.main_augmented if augmented else b.main_precomputed)
+        main += b.main_summary + b.main_tail
         network = self._network()  # before the imports: model nodes add some
         parts = [
             self._docstring(),
@@ -153,12 +171,68 @@ class _Writer:
             self._config(uses_data_dir="DATA_DIR" in body) + tpl.TYPES,
             data,
             network,
-            tpl.DEVICE_AND_EVALUATE,
+            tpl.DEVICE + "\n" + b.evaluate,
             self._train(),
-            tpl.REPORT + main,
+            b.report + main,
         ]
         head, *rest = (part.strip("\n") for part in parts)
         return head + "\n\n" + rest[0] + "\n\n" + "\n\n\n".join(rest[1:]) + "\n"
+
+    def table_script(self, target: str) -> str:
+        """The script of a table graph: load_table, the operators' fit/transform functions and
+        build_features in place of the image loading and transforms."""
+        s = self.structure
+        assert s.dataset_id is not None
+        params = s.nodes[s.dataset_id].params
+        assert isinstance(params, TableParams)
+        if params.source == "uploaded":
+            params = params.model_copy(update={"source": "file", "path": self._uploaded_file(params)})
+        code = self._node_code(s.dataset_id, tables.dataset_code, params, target)
+        body = self._body(code)
+        ops = []
+        for node_id in s.pipeline:
+            info = s.nodes[node_id]
+            assert info.params is not None
+            ops.append(tables.TableOp(node_id, info.kind.type, info.params))
+            if info.kind.type not in tables.HELPERS:
+                self._node_code(node_id, tables.step_code, ops[-1])  # codegen_unsupported
+        names = identifiers([op.node_id for op in ops], _RESERVED | tables.RESERVED)
+        data = tables.LOAD_TABLE_HEAD + body + "\n"
+        if "read_column(" in body:
+            data += "\n" + tables.READ_COLUMN
+        data += "\n" + self.blocks.split + "\n" + tpl.DERIVE_SEED + "\n" + tables.COMMON
+        helpers = tables.helpers(ops)
+        data += "\n\n" + (helpers + "\n\n\n" if helpers else "") + tables.FEATURES.strip("\n")
+        data += "\n\n\n" + tables.build_features(ops, names)
+        if not self.regression:
+            data += "\n" + tables.CLASS_LABELS
+        data += "\n" + tables.SHUFFLED_BATCHES
+        b = self.blocks
+        targets = tables.REGRESSION_TARGETS if self.regression else tables.CLASSIFICATION_TARGETS
+        summary = b.main_summary.replace(" images", " rows")
+        main = tables.MAIN_HEAD + targets + tables.MAIN_SPLITS + summary + b.main_tail
+        network = self._network()
+        parts = [
+            self._docstring(),
+            self._imports(tables.STDLIB_IMPORTS, tables.THIRD_PARTY_IMPORTS),
+            self._config(uses_data_dir="DATA_DIR" in body) + tables.TYPES,
+            data,
+            network,
+            tpl.DEVICE + "\n" + b.evaluate,
+            self._train().replace(" training images,", " training rows,"),
+            b.report + main,
+        ]
+        head, *rest = (part.strip("\n") for part in parts)
+        return head + "\n\n" + rest[0] + "\n\n" + "\n\n\n".join(rest[1:]) + "\n"
+
+    def _uploaded_file(self, params: TableParams) -> str:
+        """The file of an uploaded table, where it is stored (relative to the data dir when under it:
+        the script reads it as DATA_DIR / path). compile_graph has opened it already."""
+        entry = self.ctx.uploaded[params.dataset_id or ""]
+        folder = entry.path if entry.path.is_absolute() else self.ctx.data_dir / entry.path
+        path = table_file(folder, "dataset_id").resolve()
+        data_dir = self.ctx.data_dir.resolve()
+        return str(path.relative_to(data_dir)) if path.is_relative_to(data_dir) else str(path)
 
     def _docstring(self) -> str:
         graph = self.analysis.graph
@@ -167,10 +241,11 @@ class _Writer:
         for paragraph in graph.description.split("\n\n"):
             if paragraph.strip():
                 paragraphs.append(textwrap.fill(" ".join(paragraph.split()), WIDTH))
+        figure = "test MAE, RMSE and R²" if self.regression else "test accuracy"
         paragraphs.append(
             textwrap.fill(
                 "It trains as `dragdl run` does: the same split, operators, initial weights and "
-                "per-epoch seeds, so on the CPU it reaches the same test accuracy.",
+                f"per-epoch seeds, so on the CPU it reaches the same {figure}.",
                 WIDTH,
             )
         )
@@ -178,8 +253,12 @@ class _Writer:
         text = "\n\n".join(paragraphs).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
         return f'"""{text}\n"""\n'
 
-    def _imports(self) -> str:
-        stdlib, third = set(tpl.STDLIB_IMPORTS), set(tpl.THIRD_PARTY_IMPORTS)
+    def _imports(
+        self,
+        stdlib_imports: tuple[str, ...] = tpl.STDLIB_IMPORTS,
+        third_imports: tuple[str, ...] = tpl.THIRD_PARTY_IMPORTS,
+    ) -> str:
+        stdlib, third = set(stdlib_imports), set(third_imports)
         for line in self.imports:
             top = line.split()[1].split(".")[0]
             (stdlib if top in sys.stdlib_module_names else third).add(line)
@@ -193,7 +272,7 @@ class _Writer:
     def _config(self, uses_data_dir: bool) -> str:
         c = self.config
         optimizer = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[c.optimizer]
-        lines = [
+        lines: list[str] = [
             "# --- Configuration, from the train node " + "-" * 47,
             f"EPOCHS = {c.epochs}  # passes over the training split (--epochs overrides)",
             f"BATCH_SIZE = {c.batch_size}",
@@ -206,13 +285,17 @@ class _Writer:
         if c.schedule == "step":
             lines.append(f"STEP_SIZE = {c.step_size}  # epochs between learning-rate decays")
             lines.append(f"GAMMA = {c.gamma!r}  # decay factor")
-        lines.append(f"LABEL_SMOOTHING = {c.label_smoothing!r}")
+        if isinstance(c, RegressionConfig):
+            lines.append(f'LOSS = {string_literal(c.loss)}  # "mse", "mae" or "huber"')
+            lines.append(f"HUBER_DELTA = {c.huber_delta!r}  # where Huber turns from squared to absolute")
+        else:
+            lines.append(f"LABEL_SMOOTHING = {c.label_smoothing!r}")
         if c.early_stopping:
             lines.append(f"PATIENCE = {c.patience}  # epochs without improvement before stopping")
             lines.append(f"MONITOR = {string_literal(c.monitor)}  # the metric early stopping watches")
         lines += [
             f"SEED = {c.seed}  # the split, initial weights, batch order and augmentation follow it",
-            f"VAL_SPLIT = {c.val_split!r}  # share of the images held out for validation",
+            f"VAL_SPLIT = {c.val_split!r}  # share of the samples held out for validation",
             f"TEST_SPLIT = {c.test_split!r}  # share held out for the test (if no official one)",
             f'DEVICE = {string_literal(c.device)}  # "auto" (CUDA when available), "cpu" or "cuda"',
             f"AMP = {c.amp == 'auto'}  # mixed precision on CUDA (bf16 where supported, else fp16)",
@@ -228,6 +311,10 @@ class _Writer:
         kind = info.kind
         assert isinstance(kind, DatasetNode) and info.params is not None
         code = self._node_code(self.structure.dataset_id, kind.codegen, info.params)
+        return self._body(code)
+
+    def _body(self, code: str) -> str:
+        """A dataset's code as a function body: its top-level imports go to the script's top."""
         kept: list[str] = []
         after_import = False
         for line in code.strip("\n").splitlines():
@@ -385,7 +472,7 @@ class _Writer:
         momentum = "momentum=MOMENTUM, " if c.optimizer == "sgd" else ""
         params = "model.parameters()" if self.transfer is None else f"model.{self.transfer}.param_groups(LR)"
         arguments = f"{params}, lr=LR, {momentum}weight_decay=WEIGHT_DECAY, fused=fused"
-        lines = [tpl.TRAIN_HEAD.strip("\n")]
+        lines = [self.blocks.train_head.strip("\n")]
         if self.transfer is not None:
             lines.append("    # The pretrained backbone learns at a fraction of LR (not at all when frozen).")
         lines.append(statement("optimizer = ", f"torch.optim.{optimizer}({arguments})", 4))
@@ -405,13 +492,13 @@ class _Writer:
             lines.append(statement("scheduler = ", f"torch.optim.lr_scheduler.{schedule}", 4))
         if c.early_stopping:
             lines.append(tpl.EARLY_STOPPING_INIT.rstrip("\n"))
-        text = "\n".join(lines) + "\n" + tpl.TRAIN_LOOP
+        text = "\n".join(lines) + "\n" + self.blocks.train_loop
         if c.schedule in ("cosine", "onecycle"):
             text += "            scheduler.step()\n"
-        text += tpl.TRAIN_METRICS
+        text += self.blocks.train_metrics
         if c.schedule == "step":
             text += "        scheduler.step()\n"
         text += tpl.EPOCH_PRINT
         if c.early_stopping:
-            text += tpl.EARLY_STOPPING_CHECK
+            text += self.blocks.improved + tpl.EARLY_STOPPING_CHECK
         return text

@@ -9,6 +9,8 @@ seeds) and `train/trainer.py` (per-epoch reseeding, metrics, early stopping).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 STDLIB_IMPORTS = (
     "import argparse",
     "import math",
@@ -65,13 +67,18 @@ def split_indices(
         return np.sort(np.concatenate(parts)).astype(np.int64)
 
     return joined(train), joined(val), joined(test)
+'''
 
-
+DERIVE_SEED = '''
 def derive_seed(*parts: int) -> int:
     """A well-mixed 63-bit seed from several integers (for per-epoch random streams)."""
     state = np.random.SeedSequence(list(parts)).generate_state(2, np.uint32)
     return (int(state[0]) << 31) ^ int(state[1])
+'''
 
+SEEDS = (
+    DERIVE_SEED
+    + '''
 
 @contextmanager
 def one_thread() -> Iterator[None]:
@@ -83,6 +90,7 @@ def one_thread() -> Iterator[None]:
     finally:
         torch.set_num_threads(threads)
 '''
+)
 
 CHANNEL_STATS = '''
 def channel_stats(
@@ -168,7 +176,7 @@ def augmented_batches(
         yield torch.stack(x), torch.from_numpy(labels[indices[rows]])
 '''
 
-DEVICE_AND_EVALUATE = '''
+DEVICE = '''
 # --- Training -------------------------------------------------------------------------
 def pick_device() -> torch.device:
     if DEVICE == "cuda" or (DEVICE == "auto" and torch.cuda.is_available()):
@@ -186,8 +194,9 @@ def amp_dtype(device: torch.device) -> torch.dtype | None:
 def autocast(device: torch.device) -> torch.autocast:
     dtype = amp_dtype(device)
     return torch.autocast(device.type, dtype=dtype, enabled=dtype is not None)
+'''
 
-
+EVALUATE = '''
 def evaluate(
     model: nn.Module, x_all: torch.Tensor, y_all: torch.Tensor, device: torch.device
 ) -> tuple[float, float, np.ndarray]:
@@ -263,12 +272,14 @@ EARLY_STOPPING_INIT = """    # Early stopping: stop once MONITOR has not improve
     best_score, best_epoch, best_state, bad_epochs = None, 0, None, 0
 """
 
-EARLY_STOPPING_CHECK = """        score = metrics[monitor]
+IMPROVED = """        score = metrics[monitor]
         if monitor.endswith("loss"):
             improved = best_score is None or score < best_score
         else:
             improved = best_score is None or score > best_score
-        if improved:
+"""
+
+EARLY_STOPPING_CHECK = """        if improved:
             best_score, best_epoch, bad_epochs = score, epoch + 1, 0
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         else:
@@ -299,8 +310,9 @@ def print_report(preds: np.ndarray, targets: np.ndarray, classes: list[str]) -> 
             f"{name:<{width}}  {precision[i]:9.3f}  {recall[i]:6.3f}  {f1[i]:6.3f}"
             f"  {support[i]:7d}"
         )
+'''
 
-
+SAVE_WEIGHTS = '''
 def save_weights(model: nn.Module, path: Path) -> Path:
     """safetensors when installed (no pickle), else torch.save of the state dict."""
     try:
@@ -340,8 +352,10 @@ MAIN_AUGMENTED = """    # Random operators: the training images are transformed 
     )
 """
 
-MAIN_TAIL = """    print(f"{len(val_idx)} val and {len(test_idx)} test images, {len(classes)} classes")
+MAIN_SUMMARY = """    print(f"{len(val_idx)} val and {len(test_idx)} test images, {len(classes)} classes")
+"""
 
+MAIN_TAIL = """
     torch.manual_seed(SEED)  # the initial weights come from the seed
     model = Net().to(device)
     train(model, train_batches, len(train_idx), val, args.epochs, device)
@@ -487,3 +501,41 @@ BACKBONE_HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "timm.create_model": ("", ("import timm",)),
 }
+
+
+@dataclass(frozen=True)
+class TaskBlocks:
+    """The blocks that depend on the train node's task kind (classification here; regression's
+    are in `codegen_regression.py`)."""
+
+    split: str
+    evaluate: str
+    train_head: str
+    train_loop: str
+    train_metrics: str
+    improved: str
+    """Early stopping: whether `score` beats `best_score` for the monitored metric."""
+    report: str
+    """Definitions `main()` calls after training (print_report, save_weights)."""
+    main_head: str
+    main_precomputed: str
+    main_augmented: str
+    main_summary: str
+    """What main() prints about the data (the classes, the range of the targets)."""
+    main_tail: str
+
+
+CLASSIFICATION = TaskBlocks(
+    split=SPLIT,
+    evaluate=EVALUATE,
+    train_head=TRAIN_HEAD,
+    train_loop=TRAIN_LOOP,
+    train_metrics=TRAIN_METRICS,
+    improved=IMPROVED,
+    report=REPORT + "\n" + SAVE_WEIGHTS,
+    main_head=MAIN_HEAD,
+    main_precomputed=MAIN_PRECOMPUTED,
+    main_augmented=MAIN_AUGMENTED,
+    main_summary=MAIN_SUMMARY,
+    main_tail=MAIN_TAIL,
+)
