@@ -16,11 +16,9 @@ from typer.testing import CliRunner
 
 from dragdl.cli import app
 from dragdl.engine.bundle import export_bundle, load_bundle, read_manifest
-from dragdl.engine.compile.codegen import generate_script
 from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.base import DataContext, DatasetError
 from dragdl.engine.data.tables import TableSource
-from dragdl.engine.graph.errors import GraphInvalid
 from dragdl.engine.graph.validate import validate_graph
 from dragdl.engine.run import run_graph, split
 from dragdl.engine.train.reporter import ListReporter
@@ -166,13 +164,6 @@ def test_onnx_export_matches_onnxruntime(name: str, runs: Runs, ctx: DataContext
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     (onnx_out,) = session.run([info.output_name], {info.input_name: inputs.numpy()})
     np.testing.assert_allclose(onnx_out, bundle.logits(inputs).numpy(), rtol=1e-5, atol=1e-4)
-
-
-def test_image_code_export_refuses_table_graphs(ctx: DataContext) -> None:
-    with pytest.raises(GraphInvalid) as err:
-        generate_script(template("logistic_regression_iris"), ctx)
-    (error,) = err.value.errors
-    assert error.code == "codegen_unsupported" and error.node_id == "data"
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
