@@ -29,6 +29,9 @@ from .canvas import (
     viewport_zoom,
 )
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "dragdl" / "examples"
+"""The templates the server ships (one JSON graph each)."""
+
 pytestmark = pytest.mark.ui
 
 VIEWPORT = {"width": 1280, "height": 800}
@@ -473,7 +476,8 @@ def test_templates_open_laid_out_readably(page: Any, artifacts: Path) -> None:
 
     open_editor(page)
     names = page.evaluate("() => fetch('/api/graphs/templates').then((r) => r.json())")
-    assert len(names) == 5
+    shipped = sorted(path.stem for path in EXAMPLES.glob("*.json"))
+    assert sorted(template["id"] for template in names) == shipped
     for index, template in enumerate(names):
         open_template(page, template["name"], replace=index > 0)
         expect(page.locator(".react-flow__node")).to_have_count(len(template["graph"]["nodes"]))

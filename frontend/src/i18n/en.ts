@@ -323,6 +323,8 @@ const en = {
         'The network ends with {{shape}} outputs, but a regressor predicts one value per sample: end with a Linear with Outputs set to Automatic',
       too_few_classes: 'The dataset of {{node}} has fewer than 2 classes; a classifier needs at least 2',
       target_not_numeric: 'The target of {{node}} holds a value that is not a number; a regressor needs numbers',
+      prediction_not_finite:
+        'A row gave an answer that is not a number: one of its values is far outside what the model was trained on',
       param_invalid: '{{field}} has a value that is not allowed',
       shape_mismatch: '{{node}} receives data of a shape it cannot take',
       shape_unknown: '{{node}} cannot work out the shape of its input',

@@ -323,6 +323,7 @@ const zh: Messages = {
         '网络最后输出 {{shape}}，但回归需要每个样本一个数值：请以全连接层结尾，并把输出数设为“自动”',
       too_few_classes: '{{node}} 的数据集少于 2 个类别；分类器至少需要 2 个',
       target_not_numeric: '{{node}} 的目标中有不是数字的值；回归器需要数字',
+      prediction_not_finite: '某一行的预测结果不是有限数值：它的某个值远超出模型训练时见过的范围',
       param_invalid: '{{field}}的值不被允许',
       shape_mismatch: '{{node}}收到的数据形状不适合它',
       shape_unknown: '{{node}}无法推断输入数据的形状',

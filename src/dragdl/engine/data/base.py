@@ -37,6 +37,8 @@ class DatasetInfo:
     """A table's feature columns (the target left out); empty for images."""
     target: str | None = None
     """A table's target column; None for images."""
+    target_text: tuple[int, str] | None = None
+    """A table's first target that is not a number, as (row, value); None when all are numbers."""
 
 
 @dataclass(frozen=True)

@@ -354,6 +354,9 @@ class TableSource(ImageSource):
         distinct, labels = np.unique(values if numeric else values.astype(str), return_inverse=True)
         self.labels = labels.astype(np.int64).reshape(-1)
         classes = tuple(_class_name(v) for v in distinct.tolist())
+        text = (
+            None if numeric else next((i for i, v in enumerate(values) if _number_or_none(v) is None), None)
+        )
         self.info = DatasetInfo(
             classes=classes,
             channels=0,
@@ -361,6 +364,7 @@ class TableSource(ImageSource):
             count=table.num_rows,
             columns=tuple(self.features.schema()),
             target=target,
+            target_text=None if text is None else (text + 1, str(values[text])),
         )
 
     def target_values(self) -> np.ndarray:

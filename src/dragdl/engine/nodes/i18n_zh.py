@@ -354,20 +354,20 @@ ZH: dict[str, str] = {
     "Train regressor": "训练回归器",
     "Trains the network to predict a number per sample (the dataset's target column, or image labels that "
     "are numbers), then tests it with MAE, RMSE and R². Connect the last layer here.": (
-        "训练网络为每个样本预测一个数值（数据集的目标列，或是数字的图像标签），然后用 MAE、RMSE 和 R² 测试。"
-        "把最后一层连到这里。"
+        "训练网络为每个样本预测一个数值（数据集的目标列，或是数字的图像标签），然后用平均绝对误差、均方根误差和"
+        "决定系数 R² 测试。把最后一层连到这里。"
     ),
     "Loss": "损失函数",
     "mse: mean squared error; mae: mean absolute error (robust to outliers); huber: squared near zero, "
-    "absolute beyond delta.": "mse：均方误差；mae：平均绝对误差（对离群值稳健）；huber：误差小时取平方，超过 delta 后取绝对值。",
-    "Huber delta": "Huber 阈值",
-    "Error size where the Huber loss turns from squared to absolute.": "Huber 损失从平方变为绝对值的误差大小。",
-    "Validation MAE": "验证集 MAE",
-    "Validation RMSE": "验证集 RMSE",
+    "absolute beyond delta.": "均方误差；平均绝对误差（对离群值稳健）；胡伯损失：误差小时取平方，超过阈值后取绝对值。",
+    "Huber delta": "胡伯阈值",
+    "Error size where the Huber loss turns from squared to absolute.": "胡伯损失从平方变为绝对值的误差大小。",
+    "Validation MAE": "验证集平均绝对误差",
+    "Validation RMSE": "验证集均方根误差",
     "Validation R²": "验证集 R²",
-    "Mean squared error (MSE)": "均方误差（MSE）",
-    "Mean absolute error (MAE)": "平均绝对误差（MAE）",
-    "Huber": "Huber",
+    "Mean squared error (MSE)": "均方误差",
+    "Mean absolute error (MAE)": "平均绝对误差",
+    "Huber": "胡伯损失",
     "model output": "模型输出",
     "Epochs": "训练轮数",
     "Passes over the training split.": "遍历训练集的次数。",

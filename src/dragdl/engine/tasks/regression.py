@@ -55,8 +55,15 @@ class Regression(TaskKind):
     higher_is_better: ClassVar[frozenset[str]] = frozenset({"r2"})
 
     def output_size(self, info: DatasetInfo) -> int:
-        # Checked while validating, from the distinct target values, so a text target is refused on
-        # the canvas rather than when the task runs.
+        # Checked while validating, so a text target is refused on the canvas rather than when the
+        # task runs: a table names the row, images the label.
+        if info.target is not None and info.target_text is not None:
+            row, value = info.target_text
+            raise DatasetError(
+                f"the target column {info.target!r} holds the text {value!r} in row {row}; a regressor "
+                "needs a number in every row (use a classifier for categories)",
+                code="target_not_numeric",
+            )
         for name in info.classes:
             try:
                 float(name)

@@ -42,24 +42,21 @@ MAX_IMAGE_PIXELS = 40_000_000
 """The engine's DEFAULT_PIXEL_LIMIT (not imported: that module loads torch)."""
 
 log = logging.getLogger(__name__)
-_threads_lock = threading.Lock()
-_threads_limited = False
 
 
 def limit_torch_threads(workers: int) -> None:
-    """At most CPUs / `workers` torch intra-op threads (at least 1); once per process, before the
-    first forward pass (threads that already ran torch keep their team size)."""
-    global _threads_limited
-    with _threads_lock:
-        if _threads_limited:
-            return
-        import torch
+    """At most CPUs / `workers` torch intra-op threads (at least 1), before a forward pass.
 
-        threads = max(1, _cpus() // max(1, workers))
-        if torch.get_num_threads() > threads:
-            torch.set_num_threads(threads)
-            log.info("prediction: %d torch thread(s) per prediction worker", threads)
-        _threads_limited = True
+    Checked at every bundle load rather than once per process: `torch.set_num_threads` elsewhere in
+    the process (a table training puts its own setting back) also resets the team size that new
+    threads start with, and the prediction workers must not inherit an oversubscribed one.
+    """
+    import torch
+
+    threads = max(1, _cpus() // max(1, workers))
+    if torch.get_num_threads() > threads:
+        torch.set_num_threads(threads)
+        log.info("prediction: %d torch thread(s) per prediction worker", threads)
 
 
 def _cpus() -> int:
