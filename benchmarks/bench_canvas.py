@@ -54,9 +54,7 @@ import argparse
 import json
 import os
 import re
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -68,6 +66,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+from server_process import free_port, running_server
 
 REPO = Path(__file__).resolve().parents[1]
 STATIC_INDEX = REPO / "src" / "dragdl" / "server" / "static" / "index.html"
@@ -143,17 +143,10 @@ def residual_cnn(units: int = 27, columns: int = 10) -> dict[str, Any]:
 # --- the server ------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def serve(data_dir: Path, static: Path | None = None) -> Iterator[str]:
     """`dragdl serve --no-auth`; `static` serves another build of the UI (to compare two builds)."""
-    port = _free_port()
+    port = free_port()
     code = "from dragdl.cli import app; app()"
     if static is not None:
         code = (
@@ -163,28 +156,8 @@ def serve(data_dir: Path, static: Path | None = None) -> Iterator[str]:
     command = [sys.executable, "-c", code, "serve", "--no-auth"]
     command += ["--port", str(port), "--data-dir", str(data_dir)]
     url = f"http://127.0.0.1:{port}"
-    log_path = data_dir.parent / "server.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/api/health", timeout=2) as response:
-                        if response.status == 200:
-                            break
-                except OSError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"dragdl serve did not start:\n{log_path.read_text()[-3000:]}")
-                time.sleep(0.3)
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+    with running_server(command, url, data_dir.parent / "server.log", 60, 0.3, 15) as served:
+        yield served
 
 
 def post_validate(url: str, body: bytes) -> dict[str, Any]:

@@ -12,6 +12,22 @@ export default defineConfig({
     outDir,
     emptyOutDir: true,
     chunkSizeWarningLimit: 1200,
+    rolldownOptions: {
+      output: {
+        // Libraries in chunks of their own: their hashed names stay the same from one release of
+        // the app to the next (a browser keeps them cached), and each page loads only the ones it
+        // uses. The sign-in form needs react and i18n; the canvas adds flow; charts load echarts.
+        // React Flow's stylesheet stays with the app's (main.tsx), which overrides some of its rules.
+        codeSplitting: {
+          groups: [
+            { name: 'react', test: /node_modules[\\/](react|react-dom|scheduler)[\\/]/ },
+            { name: 'i18n', test: /node_modules[\\/](i18next|react-i18next)[\\/]/ },
+            { name: 'flow', test: /node_modules[\\/](@xyflow|@dagrejs|d3-[a-z]+|zustand|classcat)[\\/](?!.*\.css$)/ },
+            { name: 'echarts', test: /node_modules[\\/](echarts|zrender|tslib)[\\/]/ },
+          ],
+        },
+      },
+    },
   },
   server: {
     proxy: { '/api': 'http://127.0.0.1:8000' },

@@ -221,3 +221,4 @@ from dragdl import cli_server as _cli_server  # noqa: E402
 _cli_server.register(app)
 __import__("dragdl.cli_code").cli_code.register(app)  # export-code
 __import__("dragdl.cli_remote").cli_remote.register(app)  # login, submit, tasks, stop (server)
+__import__("dragdl.cli_sweep").cli_sweep.register(app)  # sweep (server)

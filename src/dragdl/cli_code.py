@@ -22,16 +22,33 @@ def export_code(
         Path | None,
         typer.Option("--data-dir", help="Data directory (default: $DRAGDL_DATA_DIR or ~/.dragdl)."),
     ] = None,
+    like_run: Annotated[
+        Path | None,
+        typer.Option(
+            "--like-run",
+            help="A run folder of this graph (dragdl run --out): the script trains in the precision and "
+            "memory format that run chose for 'auto' (its report.json).",
+        ),
+    ] = None,
 ) -> None:
     """Write a training script that needs only PyTorch (no DragDL) and trains like `dragdl run`."""
     # Imported here: cli.py imports this module at its end, and the engine is slow to import.
+    import json
+
     from dragdl.cli import _data_context, _print_errors, _read_graph, err_console
     from dragdl.engine.compile.codegen import generate_script
     from dragdl.engine.graph.errors import GraphInvalid
 
     raw = _read_graph(graph_file)
+    fast_path = None
+    if like_run is not None:
+        try:
+            fast_path = json.loads((like_run / "report.json").read_text(encoding="utf-8")).get("fast_path")
+        except (OSError, ValueError, AttributeError) as exc:
+            err_console.print(f"[red]error:[/] cannot read {like_run / 'report.json'}: {exc}")
+            raise typer.Exit(2) from None
     try:
-        script = generate_script(raw, _data_context(data_dir))
+        script = generate_script(raw, _data_context(data_dir), fast_path=fast_path)
     except GraphInvalid as exc:
         _print_errors(exc.errors, raw)
         raise typer.Exit(1) from None

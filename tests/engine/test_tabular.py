@@ -79,6 +79,8 @@ def test_templates_validate_with_feature_shapes(name: str, ctx: DataContext) -> 
     result = validate_graph(template(name), ctx)
     assert result.ok, [e.describe() for e in result.errors]
     assert result.shapes["data"].endswith(" features") and result.shapes["scale"] == result.shapes["data"]
+    # A numeric target's values are no classes: the summary lists none (diabetes has 214 values).
+    assert result.dataset is not None and bool(result.dataset.classes) == (GOALS[name][0] != "test_r2")
 
 
 @pytest.mark.parametrize("name", list(GOALS))

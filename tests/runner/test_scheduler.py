@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.engine.data.base import DataContext
 from dragdl.runner.base import LaunchSpec, Outcome, Resources, WorkerConfig
+from dragdl.runner.placement import Node
 from dragdl.runner.scheduler import Scheduler
 from dragdl.runner.transitions import finish
 from dragdl.server.db.models import Task, TaskEvent, TaskStatus, User, utcnow
@@ -31,14 +32,16 @@ class FakeBackend:
     """Records launches; a test ends a worker by setting `handle.ended`."""
 
     total: Resources = field(default_factory=lambda: Resources(8, 0))
+    """One node with these resources, unless `cluster` lists the nodes."""
     launched: list[FakeHandle] = field(default_factory=list)
     alive: dict[str, FakeHandle] = field(default_factory=dict)
+    cluster: list[Node] | None = None
 
     def connect(self) -> None:
         pass
 
-    def capacity(self) -> Resources:
-        return self.total
+    def nodes(self) -> list[Node]:
+        return list(self.cluster) if self.cluster is not None else [Node("node-1", "127.0.0.1", self.total)]
 
     def launch(self, spec: LaunchSpec) -> FakeHandle:
         handle = FakeHandle(spec)
@@ -144,7 +147,7 @@ def test_priority_reorders_only_the_users_own_tasks_never_jumps_other_users(
     assert backend.names() == [b1.id, pushy.id, b2.id, a1.id]
 
 
-def test_capacity_is_shared_in_order_and_an_impossible_task_fails(
+def test_capacity_is_shared_in_order_and_a_task_no_node_holds_waits_with_its_reason(
     sessions: sessionmaker[Session], config: WorkerConfig, make_user: Any, make_task: MakeTask
 ) -> None:
     alice = make_user("alice", quota=10)
@@ -155,17 +158,37 @@ def test_capacity_is_shared_in_order_and_an_impossible_task_fails(
     backend = FakeBackend(Resources(2, 0))
     runner = scheduler(backend, sessions, config)
     runner.tick()
-    failed = status_of(sessions, huge)
-    assert failed.status == TaskStatus.FAILED and failed.error is not None
-    assert failed.error["code"] == "resources_unavailable" and "3 CPUs" in failed.error["message"]
+    # `huge` fits no node: it stays QUEUED, saying why, and does not hold up the tasks behind it.
+    waiting = status_of(sessions, huge)
+    assert waiting.status == TaskStatus.QUEUED and waiting.queued_reason is not None
+    assert waiting.queued_reason["code"] == "no_node_fits"
+    assert waiting.queued_reason["details"]["cpus"] == 3.0
+    assert waiting.queued_reason["details"]["node_cpus"] == 2.0
+    assert "3 CPUs" in waiting.queued_reason["message"] and "has 2 CPUs" in waiting.queued_reason["message"]
     # `second` does not fit next to `first`; `small` would, but must not overtake it.
     assert backend.names() == [first.id]
     assert backend.launched[0].spec.resources == Resources(1.5, 0.0)  # gpus null on a CPU-only cluster: 0
+    assert backend.launched[0].spec.node_id == "node-1"
     assert status_of(sessions, first).resources == {"cpus": 1.5, "gpus": 0.0}
+    assert status_of(sessions, first).queued_reason is None
+    assert status_of(sessions, second).queued_reason == {
+        "code": "no_free_node",
+        "message": status_of(sessions, second).queued_reason["message"],  # type: ignore[index]
+        "details": {"cpus": 1.0, "gpus": 0.0},
+    }
     assert status_of(sessions, small).status == TaskStatus.QUEUED
     end_by_worker(sessions, backend.launched[0], TaskStatus.SUCCEEDED)
     runner.tick()
     assert backend.names()[1:] == [second.id, small.id]
+    assert status_of(sessions, second).queued_reason is None
+    # A node large enough joins: the waiting task starts on it at the next pass.
+    backend.cluster = [*backend.nodes(), Node("node-big", "10.0.0.2", Resources(4, 0))]
+    runner.tick()
+    assert backend.names()[3:] == [huge.id]
+    assert backend.launched[3].spec.node_id == "node-big"
+    started = status_of(sessions, huge)
+    assert started.status == TaskStatus.RUNNING and started.worker_node == "node-big"
+    assert started.queued_reason is None
 
 
 def test_a_crashed_worker_is_retried_from_its_checkpoint_until_attempts_run_out(

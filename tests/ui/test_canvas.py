@@ -229,7 +229,8 @@ def test_shell_navigation_and_language(page: Any, artifacts: Path) -> None:
     page.get_by_role("button", name="中文").click()
     expect(page.get_by_role("link", name="编辑器")).to_be_visible()
     page.get_by_role("link", name="编辑器").click()
-    expect(page.get_by_role("button", name="模板", exact=True)).to_be_visible()
+    # The editor's chunk and the server's first catalog (which imports the engine) on a cold server.
+    expect(page.get_by_role("button", name="模板", exact=True)).to_be_visible(timeout=60_000)
     page.reload()
     expect(page.get_by_role("link", name="数据集")).to_be_visible()  # the choice is remembered
     page.screenshot(path=artifacts / "09-chinese-editor.png")

@@ -848,6 +848,131 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sweeps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Sweeps
+         * @description Your sweeps, newest first.
+         */
+        get: operations["listSweeps"];
+        put?: never;
+        /**
+         * Create Sweep
+         * @description Validate the graph and its search section, and start the sweep: its trials are queued as your
+         *     tasks, `parallel` at a time, until `trials` have run.
+         */
+        post: operations["createSweep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{sweep_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Sweep
+         * @description The sweep, its trials (params, objective per epoch, state, times) and the params' importance.
+         */
+        get: operations["getSweep"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{sweep_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop Sweep
+         * @description No new trials; the running trials' tasks are stopped (they checkpoint first).
+         */
+        post: operations["stopSweep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{sweep_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume Sweep
+         * @description A stopped sweep continues: stopped trials resume from their checkpoint, then new trials.
+         */
+        post: operations["resumeSweep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{sweep_id}/best-graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Best Graph
+         * @description The graph with the best trial's values and no search section, to open in the editor.
+         */
+        get: operations["getSweepBestGraph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{sweep_id}/register-best": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register Best
+         * @description Name the best trial's model after the sweep, so it stands out in your models.
+         */
+        post: operations["registerSweepBest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1180,7 +1305,10 @@ export interface components {
         };
         /** DatasetSummary */
         DatasetSummary: {
-            /** Classes */
+            /**
+             * Classes
+             * @description The class names; empty for a table's numeric target.
+             */
             classes: string[];
             /** Count */
             count: number;
@@ -1575,6 +1703,23 @@ export interface components {
              */
             predictions: (components["schemas"]["ImagePredictionPublic"] | components["schemas"]["ImageValuePublic"])[];
         };
+        /** QueuedReason */
+        QueuedReason: {
+            /**
+             * Code
+             * @description no_node_fits: no node of the cluster can hold the task (it starts when one that can joins); no_free_node: the nodes that can hold it are busy or kept for earlier tasks; running_limit: as many of the owner's tasks run as allowed.
+             */
+            code: string;
+            /** Message */
+            message: string;
+            /**
+             * Details
+             * @description The figures of the reason: cpus and gpus the task needs; for no_node_fits also nodes, node_cpus (the most CPUs on one node) and node_gpus; for running_limit, limit.
+             */
+            details: {
+                [key: string]: number;
+            };
+        };
         /** RequestProblem */
         RequestProblem: {
             /**
@@ -1708,6 +1853,211 @@ export interface components {
              */
             artifacts_bytes: number;
         };
+        /** SweepBestModel */
+        SweepBestModel: {
+            /** Model Id */
+            model_id: string;
+            /** Name */
+            name: string;
+        };
+        /**
+         * SweepCreate
+         * @description A sweep of a graph with a `search` section: inline (`graph`) or a saved graph (`graph_id`).
+         */
+        SweepCreate: {
+            /**
+             * Graph
+             * @description The graph JSON with its search section.
+             */
+            graph?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Graph Id
+             * @description A saved graph of yours.
+             */
+            graph_id?: string | null;
+            /**
+             * Name
+             * @description Defaults to the graph's name.
+             */
+            name?: string | null;
+            /**
+             * Trials
+             * @description The budget: trials in all (a grid: at most its size).
+             * @default 16
+             */
+            trials: number;
+            /**
+             * Parallel
+             * @description Trials training at once (your running quota applies).
+             * @default 2
+             */
+            parallel: number;
+            /**
+             * Objective
+             * @description A validation metric of the train node's task kind (val_accuracy, val_loss, val_r2 ...); default: the kind's first metric. Its direction follows from the kind.
+             */
+            objective?: string | null;
+            /**
+             * Sampler
+             * @default tpe
+             * @enum {string}
+             */
+            sampler: "random" | "grid" | "tpe";
+            /**
+             * Pruner
+             * @description Stops poor trials early from their per-epoch objective values.
+             * @default median
+             * @enum {string}
+             */
+            pruner: "none" | "median" | "halving";
+            /**
+             * Seed
+             * @default 0
+             */
+            seed: number;
+            resources?: components["schemas"]["TaskResources"];
+        };
+        /** SweepDetail */
+        SweepDetail: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /** Graph Id */
+            graph_id: string | null;
+            status: components["schemas"]["SweepStatus"];
+            /** Trials */
+            trials: number;
+            /** Parallel */
+            parallel: number;
+            /** Objective */
+            objective: string;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "maximize" | "minimize";
+            /**
+             * Sampler
+             * @enum {string}
+             */
+            sampler: "random" | "grid" | "tpe";
+            /**
+             * Pruner
+             * @enum {string}
+             */
+            pruner: "none" | "median" | "halving";
+            /** Seed */
+            seed: number;
+            /** Error */
+            error: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /**
+             * Counts
+             * @description Trials per state.
+             */
+            counts: {
+                [key: string]: number;
+            };
+            /** Best Value */
+            best_value: number | null;
+            /**
+             * Search
+             * @description The graph's search section.
+             */
+            search: {
+                [key: string]: {
+                    [key: string]: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** Trial List */
+            trial_list: components["schemas"]["TrialPublic"][];
+            /**
+             * Best Trial
+             * @description The number of the best complete trial.
+             */
+            best_trial: number | null;
+            /**
+             * Importance
+             * @description Each searched param's importance for the objective (empty below two complete trials).
+             */
+            importance: {
+                [key: string]: number;
+            };
+        };
+        /**
+         * SweepStatus
+         * @enum {string}
+         */
+        SweepStatus: "RUNNING" | "SUCCEEDED" | "STOPPED" | "FAILED";
+        /** SweepSummary */
+        SweepSummary: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /** Graph Id */
+            graph_id: string | null;
+            status: components["schemas"]["SweepStatus"];
+            /** Trials */
+            trials: number;
+            /** Parallel */
+            parallel: number;
+            /** Objective */
+            objective: string;
+            /**
+             * Direction
+             * @enum {string}
+             */
+            direction: "maximize" | "minimize";
+            /**
+             * Sampler
+             * @enum {string}
+             */
+            sampler: "random" | "grid" | "tpe";
+            /**
+             * Pruner
+             * @enum {string}
+             */
+            pruner: "none" | "median" | "halving";
+            /** Seed */
+            seed: number;
+            /** Error */
+            error: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /**
+             * Counts
+             * @description Trials per state.
+             */
+            counts: {
+                [key: string]: number;
+            };
+            /** Best Value */
+            best_value: number | null;
+        };
+        /** SweepsPublic */
+        SweepsPublic: {
+            /** Data */
+            data: components["schemas"]["SweepSummary"][];
+            /** Count */
+            count: number;
+        };
         /**
          * TaskCreate
          * @description A graph to train: inline (`graph`) or the current version of a saved graph (`graph_id`).
@@ -1768,6 +2118,8 @@ export interface components {
             /** Stop Requested */
             stop_requested: boolean;
             error: components["schemas"]["TaskError"] | null;
+            /** @description Why a QUEUED task has not started yet; null when it is not waiting (or not yet known). */
+            queued_reason?: components["schemas"]["QueuedReason"] | null;
             /**
              * Progress
              * @description Share of the planned optimizer steps done, 0..1.
@@ -1903,6 +2255,8 @@ export interface components {
             /** Stop Requested */
             stop_requested: boolean;
             error: components["schemas"]["TaskError"] | null;
+            /** @description Why a QUEUED task has not started yet; null when it is not waiting (or not yet known). */
+            queued_reason?: components["schemas"]["QueuedReason"] | null;
             /**
              * Progress
              * @description Share of the planned optimizer steps done, 0..1.
@@ -2001,6 +2355,51 @@ export interface components {
             graph: {
                 [key: string]: unknown;
             };
+        };
+        /** TrialPublic */
+        TrialPublic: {
+            /**
+             * Number
+             * @description 0-based, in the order the trials were asked.
+             */
+            number: number;
+            /** Task Id */
+            task_id: string | null;
+            /** @description The status of the trial's task (null: deleted). */
+            task_status: components["schemas"]["TaskStatus"] | null;
+            /**
+             * Params
+             * @description `node.param` -> the value the trial trains with.
+             */
+            params: {
+                [key: string]: unknown;
+            };
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "RUNNING" | "COMPLETE" | "PRUNED" | "FAILED" | "STOPPED";
+            /**
+             * Value
+             * @description The objective: the task's best; a pruned trial's best so far.
+             */
+            value: number | null;
+            /**
+             * Intermediate
+             * @description The objective per epoch (1-based keys).
+             */
+            intermediate: {
+                [key: string]: number;
+            };
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Started At */
+            started_at: string | null;
+            /** Finished At */
+            finished_at: string | null;
         };
         /**
          * UserCreate
@@ -5083,6 +5482,444 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+        };
+    };
+    listSweeps: {
+        parameters: {
+            query?: {
+                offset?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepsPublic"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    createSweep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SweepCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description No such saved graph (`graph_id`); another user's does not exist for you. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Your task artifacts fill your artifact quota. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The graph is malformed, refused or does not validate (`detail.errors` lists every problem), or the request itself does not match the operation. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphRejection"] | components["schemas"]["RequestProblems"];
+                };
+            };
+        };
+    };
+    getSweep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    stopSweep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The resource's current state does not allow this. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    resumeSweep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The resource's current state does not allow this. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    getSweepBestGraph: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    registerSweepBest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sweep_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepBestModel"];
+                };
+            };
+            /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not allowed: administrators only, a change without the CSRF header, or single-user mode reached through a non-loopback host name. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Not found (another user's resources do not exist for the caller). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

@@ -80,12 +80,16 @@ export interface GraphEdgeSpec {
   targetHandle?: string | null;
 }
 
+import type { SearchSection } from '../features/editor/logic/search';
+
 export interface GraphSpec {
   version: 1;
   name: string;
   description?: string;
   nodes: GraphNodeSpec[];
   edges: GraphEdgeSpec[];
+  /** Params a sweep searches: node id -> param -> range or choices (engine/sweep/space.py). */
+  search?: SearchSection | null;
 }
 
 export interface GraphError {

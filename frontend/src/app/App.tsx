@@ -1,17 +1,22 @@
+import { lazy, Suspense } from 'react';
 import { useTranslation } from 'react-i18next';
-import AccountPage from '../features/account/AccountPage';
 import { SessionProvider, useSession } from '../features/auth/SessionProvider';
 import SignInPage from '../features/auth/SignInPage';
 import { CatalogProvider } from '../features/catalog/CatalogProvider';
-import DatasetsPage from '../features/datasets/DatasetsPage';
-import EditorPage from '../features/editor/EditorPage';
-import ModelsPage from '../features/models/ModelsPage';
-import TasksPage from '../features/tasks/TasksPage';
 import { ToastProvider } from '../ui/toast';
 import { ErrorBoundary } from './ErrorBoundary';
 import { Link, useRoute } from './router';
 import type { Route } from './routes';
 import { TopBar } from './TopBar';
+
+// Each page is its own chunk, fetched when first opened: the sign-in form (the first screen of a
+// new visitor) loads none of them, and the canvas does not wait for the charts or the task views.
+const EditorPage = lazy(() => import('../features/editor/EditorPage'));
+const TasksPage = lazy(() => import('../features/tasks/TasksPage'));
+const DatasetsPage = lazy(() => import('../features/datasets/DatasetsPage'));
+const ModelsPage = lazy(() => import('../features/models/ModelsPage'));
+const AccountPage = lazy(() => import('../features/account/AccountPage'));
+const SweepsPage = lazy(() => import('../features/sweeps/SweepsPage'));
 
 function Page({ route }: { route: Route }) {
   const { t } = useTranslation();
@@ -20,6 +25,12 @@ function Page({ route }: { route: Route }) {
       return <EditorPage />;
     case 'tasks':
       return <TasksPage />;
+    case 'sweeps':
+      return (
+        <Suspense fallback={<div className="editor-state">{t('sweeps.loading')}</div>}>
+          <SweepsPage />
+        </Suspense>
+      );
     case 'datasets':
       return <DatasetsPage />;
     case 'models':
@@ -60,7 +71,9 @@ function Main({ route }: { route: Route }) {
   return (
     // A page that throws shows its error; the top bar stays usable.
     <ErrorBoundary key={route.page}>
-      <Page route={route} />
+      <Suspense fallback={<div className="editor-state">{t('app.loadingPage')}</div>}>
+        <Page route={route} />
+      </Suspense>
     </ErrorBoundary>
   );
 }

@@ -14,6 +14,11 @@ describe('parseRoute', () => {
     expect(parseRoute('/models/a%20b')).toEqual({ page: 'models', modelId: 'a b' });
   });
 
+  it('reads the sweeps list and a sweep id', () => {
+    expect(parseRoute('/sweeps')).toEqual({ page: 'sweeps' });
+    expect(parseRoute('/sweeps/s1')).toEqual({ page: 'sweeps', sweepId: 's1' });
+  });
+
   it('opens the account page', () => {
     expect(parseRoute('/account')).toEqual({ page: 'account' });
     expect(parseRoute('/account/x')).toEqual({ page: 'notFound', path: '/account/x' });

@@ -4,6 +4,7 @@
 export type Route =
   | { page: 'editor' }
   | { page: 'tasks'; taskId?: string }
+  | { page: 'sweeps'; sweepId?: string }
   | { page: 'datasets' }
   | { page: 'models'; modelId?: string }
   | { page: 'account' }
@@ -11,7 +12,7 @@ export type Route =
 
 export type PageName = Exclude<Route['page'], 'notFound'>;
 
-export const NAV_PAGES: readonly PageName[] = ['editor', 'tasks', 'datasets', 'models'];
+export const NAV_PAGES: readonly PageName[] = ['editor', 'tasks', 'sweeps', 'datasets', 'models'];
 
 export function parseRoute(pathname: string): Route {
   const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
@@ -23,6 +24,8 @@ export function parseRoute(pathname: string): Route {
       return id === undefined ? { page: 'editor' } : { page: 'notFound', path: pathname };
     case 'tasks':
       return id === undefined ? { page: 'tasks' } : { page: 'tasks', taskId: id };
+    case 'sweeps':
+      return id === undefined ? { page: 'sweeps' } : { page: 'sweeps', sweepId: id };
     case 'datasets':
       return id === undefined ? { page: 'datasets' } : { page: 'notFound', path: pathname };
     case 'models':

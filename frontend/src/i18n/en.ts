@@ -3,11 +3,12 @@ const en = {
   app: {
     name: 'DragDL',
     tagline: 'Visual deep-learning workbench',
-    nav: { editor: 'Editor', tasks: 'Tasks', datasets: 'Datasets', models: 'Models' },
+    nav: { editor: 'Editor', tasks: 'Tasks', sweeps: 'Sweeps', datasets: 'Datasets', models: 'Models' },
     language: 'Language',
     mainNav: 'Main navigation',
     notFound: 'This page does not exist.',
     goEditor: 'Open the editor',
+    loadingPage: 'Loading…',
   },
   placeholder: {
     tasks: 'Training runs and their live progress will appear here.',
@@ -296,6 +297,7 @@ const en = {
       graph_too_large: 'The graph is too large to store: remove nodes or shorten long texts',
       value_too_long: '{{node}} has a text that is too long',
       resources_over_cap: '{{node}} asks for more CPUs or GPUs than your account may use per task',
+      resources_exceed_nodes: '{{node}} asks for more CPUs or GPUs than any node of the cluster has',
       infrastructure_failed: 'The server had a temporary problem; the task continues from its last checkpoint',
       worker_lost: 'The training process was lost; the task continues from its last checkpoint',
       unknown: '{{node}} has a problem',
@@ -304,6 +306,14 @@ const en = {
       duplicate_node_id: 'Two nodes share one id',
       unknown_node_type: '{{node}} is of an unknown node type',
       edge_unknown_node: 'A connection points to a node that is not in the graph',
+      search_node_unknown: 'The search section names a node that is not in the graph',
+      search_param_unknown: '{{node}} has no parameter {{field}} to search',
+      search_param_kind:
+        '{{field}} of {{node}} cannot be searched this way: use a range for numbers, choices for the rest',
+      search_range_invalid:
+        'The searched range of {{field}} on {{node}} is not valid: low must be below high (and above 0 on a log scale)',
+      search_value_invalid: 'A searched value of {{field}} on {{node}} does not fit the parameter',
+      sweep_invalid: 'The sweep settings do not fit the graph',
       cycle: '{{node}} is part of a loop: connections must not lead back',
       unknown_port: '{{node}} has no such connection point',
       port_type_mismatch: '{{node}} cannot take the data of the node connected to it',
@@ -340,8 +350,11 @@ const en = {
       codegen_unsupported: '{{node}} cannot be exported as code yet',
       table_empty: 'The table of {{node}} has no rows or no columns to use',
       column_unknown: '{{node}} names a column the table does not have',
+      too_many_categories:
+        '{{node}}: a category column has too many distinct values to one-hot (free text or an identifier?): drop it with Select columns',
       column_kind: '{{node}} names a column of the wrong kind (numbers or categories)',
       target_missing: 'The target column of {{node}} is empty in some rows',
+      unknown_category: 'A value given to {{node}} is not one of the categories seen in training',
       value_not_numeric: 'A value given to {{node}} is not a number',
       text_feature: 'A text column reaches {{node}}: add a One-hot node before the network',
       missing_values:

@@ -2,10 +2,12 @@ import i18n from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import en from './en';
 import zh from './zh';
+import { templateTextsZh } from '../features/editor/templateTexts';
 import { accountMessages as account } from '../features/account/messages';
 import { datasetsMessages as datasets } from '../features/datasets/messages';
 import { modelsMessages as models } from '../features/models/messages';
 import { monitorMessages as monitor } from '../features/monitor/messages';
+import { sweepsMessages as sweeps } from '../features/sweeps/messages';
 import { tasksMessages as tasks } from '../features/tasks/messages';
 
 export const LANGUAGES = [
@@ -42,8 +44,21 @@ i18n.on('languageChanged', (language) => {
 void i18n.use(initReactI18next).init({
   // The task, monitor, model, dataset and account pages keep their strings next to them (features/*/messages.ts).
   resources: {
-    en: { translation: { ...en, ...tasks.en, ...monitor.en, ...models.en, ...datasets.en, ...account.en } },
-    zh: { translation: { ...zh, ...tasks.zh, ...monitor.zh, ...models.zh, ...datasets.zh, ...account.zh } },
+    en: {
+      translation: { ...en, ...tasks.en, ...monitor.en, ...models.en, ...datasets.en, ...account.en, ...sweeps.en },
+    },
+    zh: {
+      translation: {
+        ...zh,
+        templateText: templateTextsZh,
+        ...tasks.zh,
+        ...monitor.zh,
+        ...models.zh,
+        ...datasets.zh,
+        ...account.zh,
+        ...sweeps.zh,
+      },
+    },
   },
   lng: storedLanguage(),
   fallbackLng: 'en',

@@ -41,6 +41,7 @@ from dragdl.client.models import (
     Model,
     Predictions,
     RowPredictions,
+    Sweep,
     Task,
     TaskLog,
     User,
@@ -340,6 +341,61 @@ class DragDLClient:
         return self.get_task(task_id)
 
     # --- models --------------------------------------------------------------------------------------
+
+    def create_sweep(
+        self,
+        graph: Mapping[str, Any] | str,
+        *,
+        trials: int = 16,
+        parallel: int = 2,
+        objective: str | None = None,
+        sampler: str = "tpe",
+        pruner: str = "median",
+        seed: int = 0,
+        name: str | None = None,
+    ) -> Sweep:
+        """Start a sweep of a graph with a `search` section (a dict) or a saved graph (its id): its
+        trials run as your tasks, `parallel` at a time. Refused with ApiError 422 naming the field."""
+        body: dict[str, Any] = {"graph_id": graph} if isinstance(graph, str) else {"graph": dict(graph)}
+        body.update(trials=trials, parallel=parallel, sampler=sampler, pruner=pruner, seed=seed)
+        if objective is not None:
+            body["objective"] = objective
+        if name is not None:
+            body["name"] = name
+        return self._parse(Sweep, self._request("POST", "/api/sweeps", json=body))
+
+    def list_sweeps(self, limit: int = 50, offset: int = 0) -> list[Sweep]:
+        params = {"limit": limit, "offset": offset}
+        return self._parse_list(Sweep, self._request("GET", "/api/sweeps", params=params))
+
+    def get_sweep(self, sweep_id: str) -> Sweep:
+        return self._parse(Sweep, self._request("GET", _path("api", "sweeps", sweep_id)))
+
+    def stop_sweep(self, sweep_id: str) -> Sweep:
+        return self._parse(Sweep, self._request("POST", _path("api", "sweeps", sweep_id, "stop")))
+
+    def resume_sweep(self, sweep_id: str) -> Sweep:
+        return self._parse(Sweep, self._request("POST", _path("api", "sweeps", sweep_id, "resume")))
+
+    def best_graph(self, sweep_id: str) -> dict[str, Any]:
+        """The graph with the sweep's best values, to save or open in the editor."""
+        graph: dict[str, Any] = self._request("GET", _path("api", "sweeps", sweep_id, "best-graph"))
+        return graph
+
+    def wait_sweep(
+        self, sweep_id: str, on_change: Callable[[Sweep], None] | None = None, poll_s: float = 2.0
+    ) -> Sweep:
+        """Poll until the sweep ends; `on_change` sees it each time a trial changes state."""
+        seen: tuple[Any, ...] = ()
+        while True:
+            sweep = self.get_sweep(sweep_id)
+            now = (sweep.status, *((t.state, t.value) for t in sweep.trial_list))
+            if on_change is not None and now != seen:
+                on_change(sweep)
+            seen = now
+            if sweep.finished:
+                return sweep
+            time.sleep(poll_s)  # a sweep runs for minutes: polling every few seconds is plenty
 
     def list_models(self) -> list[Model]:
         return self._parse_list(Model, self._request("GET", "/api/models"))

@@ -207,3 +207,36 @@ class Dataset(_Model):
     size_bytes: int = 0
     created_at: datetime
     node: dict[str, Any] = Field(default_factory=dict)
+
+
+class Trial(_Model):
+    number: int
+    task_id: str | None = None
+    task_status: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    state: str
+    """RUNNING, COMPLETE, PRUNED, FAILED or STOPPED."""
+    value: float | None = None
+    intermediate: dict[str, float] = Field(default_factory=dict)
+
+
+class Sweep(_Model):
+    id: str
+    name: str
+    status: str
+    trials: int
+    parallel: int
+    objective: str
+    direction: str
+    sampler: str
+    pruner: str
+    counts: dict[str, int] = Field(default_factory=dict)
+    best_value: float | None = None
+    best_trial: int | None = None
+    trial_list: list[Trial] = Field(default_factory=list)
+    """The trials: in the detail view (`get_sweep`, `create_sweep`) only."""
+    importance: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL_STATUSES

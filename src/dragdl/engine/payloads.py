@@ -54,7 +54,7 @@ class ColumnInfo(BaseModel):
 
 
 class DatasetSummary(BaseModel):
-    classes: list[str]
+    classes: list[str] = Field(description="The class names; empty for a table's numeric target.")
     count: int
     channels: int
     size: str | None = Field(description="HxW when all images share it.")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from dragdl.engine.data.base import DataContext
+    from dragdl.runner.placement import Node
 
 DEFAULT_MAX_ATTEMPTS = 3
 """Attempts a task gets (the first run plus retries after worker crashes)."""
@@ -57,6 +58,8 @@ class LaunchSpec:
     resources: Resources
     config: WorkerConfig
     context: DataContext
+    node_id: str | None = None
+    """The cluster node the worker must run on (the scheduler's placement); None: anywhere."""
 
 
 Outcome = Literal["returned", "died", "raised"]
@@ -70,11 +73,12 @@ class Backend(Protocol):
     def connect(self) -> None:
         """Start or join the cluster; blocking, may take seconds."""
 
-    def capacity(self) -> Resources:
-        """Total CPUs and GPUs the cluster offers to tasks."""
+    def nodes(self) -> list[Node]:
+        """The cluster's alive nodes with the CPUs and GPUs each offers to tasks; called every
+        scheduling pass, so it must be cheap."""
 
     def launch(self, spec: LaunchSpec) -> Any:
-        """Start one attempt in its own process; returns a handle."""
+        """Start one attempt in its own process, on `spec.node_id` when set; returns a handle."""
 
     def find(self, worker_ref: str) -> Any | None:
         """A handle to a worker still alive under that name (after a server restart), else None."""
@@ -119,3 +123,7 @@ class Runner(ABC):
     @abstractmethod
     def capacity(self) -> Resources | None:
         """The cluster's CPUs and GPUs; None until connected."""
+
+    def nodes(self) -> list[Node] | None:
+        """The cluster's alive nodes as last seen; None until connected (or when unknown)."""
+        return None

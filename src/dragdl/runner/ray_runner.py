@@ -9,6 +9,9 @@ on a cluster they outlive a server restart and the new server adopts them (`find
 so no actor lingers when no server is left to kill it. Ray never retries (max_restarts=0,
 max_task_retries=0): retries are the scheduler's, from checkpoints.
 
+Each actor is pinned to the node the scheduler placed it on (`NodeAffinitySchedulingStrategy`, not
+soft), and `nodes()` reads the alive nodes with their totals from `ray.nodes()` for that placement.
+
 Ray is imported only here and only when connecting: importing the server stays fast.
 """
 
@@ -26,6 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.runner.base import LaunchSpec, Outcome, Resources, WorkerConfig
 from dragdl.runner.leftovers import end_leftover_ray, forget_ray_processes, record_ray_processes
+from dragdl.runner.placement import Node
 from dragdl.runner.scheduler import ContextFor, Scheduler
 
 log = logging.getLogger(__name__)
@@ -69,6 +73,9 @@ def ensure_ray(address: str | None, num_cpus: int | None = None) -> bool:
 
             ray_constants.ENABLE_RAY_CLUSTER = False
         ray.init(
+            # "local": always a Ray of its own. Without an address, ray.init joins the cluster a
+            # `ray start` on this machine recorded in /tmp/ray/ray_current_cluster.
+            address="local",
             namespace=NAMESPACE,
             num_cpus=num_cpus or machine_cpus(),
             include_dashboard=False,
@@ -124,11 +131,18 @@ class RayBackend:
     def stops_workers_on_close(self) -> bool:
         return self._owned
 
-    def capacity(self) -> Resources:
+    def nodes(self) -> list[Node]:
+        """The alive nodes and their total CPUs and GPUs (one call to Ray's control store)."""
         import ray
 
-        total: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
-        return Resources(float(total.get("CPU", 0.0)), float(total.get("GPU", 0.0)))
+        found: list[Node] = []
+        for entry in ray.nodes():  # type: ignore[no-untyped-call]
+            if not entry.get("Alive"):
+                continue
+            total = entry.get("Resources") or {}
+            resources = Resources(float(total.get("CPU", 0.0)), float(total.get("GPU", 0.0)))
+            found.append(Node(str(entry["NodeID"]), str(entry.get("NodeManagerAddress", "")), resources))
+        return found
 
     def launch(self, spec: LaunchSpec) -> RayHandle:
         import ray
@@ -137,6 +151,13 @@ class RayBackend:
             from dragdl.runner.worker import TaskWorker
 
             self._actor_class = ray.remote(TaskWorker)
+        placement: dict[str, Any] = {}
+        if spec.node_id is not None:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            # Not soft: the scheduler chose this node because it holds the task; elsewhere it
+            # might not fit, or take room the scheduler promised to another task.
+            placement["scheduling_strategy"] = NodeAffinitySchedulingStrategy(spec.node_id, soft=False)
         actor = self._actor_class.options(
             name=spec.worker_ref,
             namespace=NAMESPACE,
@@ -145,6 +166,7 @@ class RayBackend:
             num_gpus=spec.resources.gpus,
             max_restarts=0,
             max_task_retries=0,
+            **placement,
         ).remote()
         ref = actor.run.remote(spec)
         actor.__ray_terminate__.remote()

@@ -7,14 +7,19 @@ Policy, with every decision written to the database before it is acted on:
   user can move ahead of another.
 - Quota: at most `user.max_running_tasks` (else the server default) RUNNING tasks per user; a user
   at quota is skipped, the tasks of others behind it still start.
-- Capacity: the cluster's CPUs and GPUs minus what this scheduler's workers declared. The first task
-  that fits its quota but not the free capacity waits, and so does everything behind it, so a
-  large task is not starved by a stream of small ones. A task that needs more than the whole
-  cluster fails at once (`resources_unavailable`).
+- Placement (`placement.py`): a worker is one process, so a task starts only on one node that holds
+  its CPUs and GPUs: the node's total minus what this scheduler's workers declared there, read
+  again every pass so a node that joins starts queued work at once. The worker is pinned to that
+  node. A task that waits for room keeps every node that could hold it: later tasks start only on
+  other nodes, so a large task is not starved by a stream of small ones. A task that no node could
+  hold even idle stays QUEUED, out of the line, until a large enough node joins (the server refuses
+  such a task at submission when it knows the cluster). Each waiting task's `queued_reason` says
+  why it waits.
 - Stop: the worker sees `stop_requested`, checkpoints and ends STOPPED; a worker that has not
   ended `stop_timeout_s` after the scheduler first saw the request is killed and marked STOPPED.
 - Crash: a worker that died (or stopped heartbeating for `heartbeat_timeout_s`) is re-queued to
-  resume from its last checkpoint while attempts < max_attempts, else the task FAILS.
+  resume from its last checkpoint while attempts < max_attempts, else the task FAILS. A worker
+  that died with its node (the node left the cluster) is re-queued without using up a retry.
 - Restart: RUNNING tasks whose worker still runs (found by its `worker_ref`, heartbeat fresh) are
   adopted; the others are re-queued to resume from their checkpoint (this does not use up a retry).
   The same check runs every `heartbeat_timeout_s / 2` while the server runs, so no task stays
@@ -44,8 +49,24 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.runner.base import Backend, LaunchSpec, Outcome, Resources, Runner, WorkerConfig
 from dragdl.runner.failures import backoff_delays, is_transient_db_error
+from dragdl.runner.placement import (
+    Node,
+    QueuedReason,
+    can_ever_hold,
+    choose_node,
+    no_free_node,
+    no_node_fits,
+    running_limit,
+)
 from dragdl.runner.suspend import clear_requests, request_suspend
-from dragdl.runner.transitions import age_s, finish, requeue, retry_or_fail, start_attempt
+from dragdl.runner.transitions import (
+    age_s,
+    finish,
+    note_queued_reason,
+    requeue,
+    retry_or_fail,
+    start_attempt,
+)
 from dragdl.server.db.models import Task, TaskStatus, User
 
 if TYPE_CHECKING:
@@ -65,18 +86,36 @@ class Attempt:
     worker_ref: str
     resources: Resources
     handle: Any
+    node_id: str | None = None
+    """The node it was placed on (None: unknown, e.g. adopted from before nodes were recorded)."""
     adopted: bool = False
     stop_seen: float | None = None
     killed: KillReason | None = None
 
 
-def task_resources(task: Task, capacity: Resources) -> Resources:
-    """CPUs and GPUs the task declares; `gpus: null` (device auto) means one GPU when the cluster has any."""
-    declared = task.resources or {}
+def needed(declared: dict[str, Any], graph: dict[str, Any], nodes: list[Node]) -> Resources:
+    """CPUs and GPUs a task declares; `gpus: null` (device auto) means one GPU when a node has one."""
     gpus = declared.get("gpus")
     if gpus is None:
-        gpus = 1.0 if train_device(task.graph_snapshot) != "cpu" and capacity.gpus >= 1 else 0.0
+        has_gpu = any(node.total.gpus >= 1 for node in nodes)
+        gpus = 1.0 if train_device(graph) != "cpu" and has_gpu else 0.0
     return Resources(float(declared.get("cpus", 1.0)), float(gpus))
+
+
+def task_resources(task: Task, nodes: list[Node]) -> Resources:
+    return needed(task.resources or {}, task.graph_snapshot, nodes)
+
+
+def used_per_node(attempts: list[Attempt]) -> dict[str, Resources]:
+    used: dict[str, Resources] = {}
+    for attempt in attempts:
+        if attempt.node_id is not None:
+            used[attempt.node_id] = used.get(attempt.node_id, Resources()) + attempt.resources
+    return used
+
+
+def short_node(node_id: str) -> str:
+    return node_id[:8]
 
 
 Place = tuple[datetime, str]
@@ -136,7 +175,8 @@ class Scheduler(Runner):
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
-        self._capacity: Resources | None = None
+        self._nodes: list[Node] | None = None
+        """The cluster's alive nodes as last read; None until connected."""
         self._moved: dict[str, Place] = {}
         """Queued tasks whose place a higher-priority task of their owner took: the place they got in
         exchange (see `fair_order`). Kept in memory only: after a restart they queue at their own."""
@@ -158,7 +198,12 @@ class Scheduler(Runner):
         self._wake.set()
 
     def capacity(self) -> Resources | None:
-        return self._capacity
+        if self._nodes is None:
+            return None
+        return sum((node.total for node in self._nodes), Resources())
+
+    def nodes(self) -> list[Node] | None:
+        return self._nodes
 
     def kill(self, task_id: str, timeout_s: float = 30.0) -> bool:
         with self._lock:
@@ -201,7 +246,7 @@ class Scheduler(Runner):
         try:
             self._loop()
         finally:
-            if self._capacity is not None:
+            if self._nodes is not None:
                 try:
                     self.suspend_running()
                 except Exception:
@@ -214,7 +259,7 @@ class Scheduler(Runner):
         next_delay = backoff_delays(self.poll_s, max(self.poll_s, 5.0))
         wait_s = self.poll_s
         while not self._closing.is_set():
-            if self._capacity is None and not self._connect_when_needed():
+            if self._nodes is None and not self._connect_when_needed():
                 self._wake.wait(self.idle_poll_s)
                 self._wake.clear()
                 continue
@@ -253,14 +298,20 @@ class Scheduler(Runner):
         """Start or join the cluster, then reconcile the database with what still runs there."""
         self.backend.connect()
         clear_requests(self.config.data_dir)
-        self._capacity = self.backend.capacity()
+        self._nodes = self.backend.nodes()
         self.error = None
-        log.info("task runner connected: %s CPUs, %s GPUs", self._capacity.cpus, self._capacity.gpus)
+        total = sum((node.total for node in self._nodes), Resources())
+        log.info(
+            "task runner connected: %d node(s), %s CPUs, %s GPUs", len(self._nodes), total.cpus, total.gpus
+        )
         self.reconcile()
 
     def tick(self) -> None:
         """One scheduling pass: settle ended workers, enforce stops and heartbeats, requeue orphans,
         launch queued tasks."""
+        # Read every pass (one call to the cluster): a node that joined holds work at once, a node
+        # that left holds none, and the server checks submissions against a fresh list.
+        self._refresh_nodes()
         self._settle_ended()
         self._watch_running()
         self._check_orphans()
@@ -294,9 +345,9 @@ class Scheduler(Runner):
                         continue
                 handle = self.backend.find(task.worker_ref) if task.worker_ref else None
                 if handle is not None and age_s(task.heartbeat_at) <= self.heartbeat_timeout_s:
-                    capacity = self._capacity or Resources()
+                    need = task_resources(task, self._nodes or [])
                     attempt = Attempt(
-                        task.id, task.worker_ref or "", task_resources(task, capacity), handle, True
+                        task.id, task.worker_ref or "", need, handle, task.worker_node, adopted=True
                     )
                     with self._lock:
                         self._attempts[task.id] = attempt
@@ -347,6 +398,15 @@ class Scheduler(Runner):
                 )
                 finish(db, task.id, TaskStatus.STOPPED, message, worker_ref=ref)
                 return
+            if outcome == "died" and attempt.killed is None and self._node_lost(attempt.node_id):
+                # Not the task's fault: its node left the cluster. Resume elsewhere, retries kept.
+                message = (
+                    f"the node {short_node(attempt.node_id or '')} running the task left the cluster; "
+                    "re-queued to resume from its last checkpoint"
+                )
+                if requeue(db, task.id, message, worker_ref=ref, spare_attempt=True):
+                    self.wake()
+                return
             if attempt.killed == "heartbeat":
                 detail = f"no heartbeat for {self.heartbeat_timeout_s:g} s; the worker was killed"
             elif outcome == "returned":
@@ -358,6 +418,19 @@ class Scheduler(Runner):
             )
             if ended == TaskStatus.QUEUED:
                 self.wake()
+
+    def _refresh_nodes(self) -> None:
+        try:
+            self._nodes = self.backend.nodes()
+        except Exception as exc:  # the cluster's control store did not answer: the pass goes on
+            log.warning("could not read the cluster's nodes (%s); using the last list read", exc)
+
+    def _node_lost(self, node_id: str | None) -> bool:
+        """Whether the node is no longer an alive member of the cluster (read afresh)."""
+        if node_id is None:
+            return False
+        self._refresh_nodes()
+        return all(node.id != node_id for node in self._nodes or [])
 
     # -- stops and heartbeats ------------------------------------------------------------------------
 
@@ -399,8 +472,7 @@ class Scheduler(Runner):
     # -- launching -----------------------------------------------------------------------------------
 
     def _launch_queued(self) -> None:
-        capacity = self._capacity
-        if capacity is None:
+        if self._nodes is None:
             return
         with self.sessions() as db:
             queued = list(
@@ -414,6 +486,8 @@ class Scheduler(Runner):
             self._moved = {task.id: self._moved[task.id] for task in queued if task.id in self._moved}
             if not queued:
                 return
+            nodes = self._nodes
+            recorded = {task.id: task.queued_reason for task in queued}
             counts = db.execute(
                 select(Task.owner_id, func.count())
                 .where(Task.status == TaskStatus.RUNNING)
@@ -424,36 +498,58 @@ class Scheduler(Runner):
                 u.id: u for u in db.scalars(select(User).where(User.id.in_({t.owner_id for t in queued})))
             }
             with self._lock:
-                used = sum((a.resources for a in self._attempts.values()), Resources())
+                used = used_per_node(list(self._attempts.values()))
+            kept: set[str] = set()  # nodes held for a task earlier in line that waits for room there
+            reasons: dict[str, QueuedReason] = {}
+            started: set[str] = set()
             for task, holder in fair_order(queued, self._moved):
-                need = task_resources(task, capacity)
-                if not need.fits_in(capacity):
-                    self._unschedulable(db, task, need, capacity)
+                need = task_resources(task, nodes)
+                holders = can_ever_hold(need, nodes)
+                if not holders:
+                    reasons[task.id] = no_node_fits(need, nodes)
                     continue
                 owner = owners.get(task.owner_id)
                 if owner is None:
                     continue
                 quota = owner.max_running_tasks
-                if running.get(owner.id, 0) >= (self.max_running_per_user if quota is None else quota):
+                limit = self.max_running_per_user if quota is None else quota
+                if running.get(owner.id, 0) >= limit:
+                    reasons[task.id] = running_limit(limit)
                     continue
-                if not (used + need).fits_in(capacity):
-                    break
-                if self._launch(db, task, owner, need):
+                node = choose_node(need, nodes, used, kept)
+                if node is None:
+                    kept.update(held.id for held in holders)
+                    reasons[task.id] = no_free_node(need, len(holders))
+                    continue
+                if self._launch(db, task, owner, need, node):
                     if holder is not task:  # the holder gets the later place the task leaves
                         self._moved[holder.id] = self._moved.get(task.id, (task.created_at, task.id))
                     self._moved.pop(task.id, None)
-                    used = used + need
+                    used[node.id] = used.get(node.id, Resources()) + need
                     running[owner.id] = running.get(owner.id, 0) + 1
+                    started.add(task.id)
+            self._note_reasons(db, recorded, reasons, started)
 
-    def _unschedulable(self, db: Session, task: Task, need: Resources, capacity: Resources) -> None:
-        message = (
-            f"the task needs {need.cpus:g} CPUs and {need.gpus:g} GPUs, but the cluster has "
-            f"{capacity.cpus:g} CPUs and {capacity.gpus:g} GPUs in all"
-        )
-        error = {"code": "resources_unavailable", "message": message, "node_id": None}
-        finish(db, task.id, TaskStatus.FAILED, message, from_statuses=(TaskStatus.QUEUED,), error=error)
+    def _note_reasons(
+        self,
+        db: Session,
+        recorded: dict[str, dict[str, Any] | None],
+        reasons: dict[str, QueuedReason],
+        started: set[str],
+    ) -> None:
+        """Write each waiting task's reason where it changed (one commit for the pass)."""
+        changed = False
+        for task_id, before in recorded.items():
+            if task_id in started:
+                continue
+            reason = reasons.get(task_id)
+            after = None if reason is None else reason.to_json()
+            if after != before:
+                changed = note_queued_reason(db, task_id, after) or changed
+        if changed:
+            db.commit()
 
-    def _launch(self, db: Session, task: Task, owner: User, need: Resources) -> bool:
+    def _launch(self, db: Session, task: Task, owner: User, need: Resources, node: Node) -> bool:
         try:
             context = self.context_for(db, owner)
         except Exception as exc:
@@ -462,12 +558,13 @@ class Scheduler(Runner):
             finish(db, task.id, TaskStatus.FAILED, message, from_statuses=(TaskStatus.QUEUED,), error=error)
             return False
         resumed = " (resuming)" if task.resume or task.attempts else ""
-        message = f"attempt {task.attempts + 1} starting{resumed}"
+        where = f" on node {short_node(node.id)} ({node.address})"
+        message = f"attempt {task.attempts + 1} starting{where}{resumed}"
         resources = {"cpus": need.cpus, "gpus": need.gpus}
-        worker_ref = start_attempt(db, task, message, resources=resources)
+        worker_ref = start_attempt(db, task, message, resources=resources, worker_node=node.id)
         if worker_ref is None:
             return False  # stopped or deleted meanwhile
-        spec = LaunchSpec(task.id, worker_ref, need, self.config, context)
+        spec = LaunchSpec(task.id, worker_ref, need, self.config, context, node.id)
         try:
             handle = self.backend.launch(spec)
         except Exception as exc:
@@ -477,5 +574,5 @@ class Scheduler(Runner):
             finish(db, task.id, TaskStatus.FAILED, message, worker_ref=worker_ref, error=error)
             return False
         with self._lock:
-            self._attempts[task.id] = Attempt(task.id, worker_ref, need, handle)
+            self._attempts[task.id] = Attempt(task.id, worker_ref, need, handle, node.id)
         return True

@@ -74,6 +74,7 @@ def start_attempt(db: Session, task: Task, message: str, **values: Any) -> str |
         started_at=func.coalesce(Task.started_at, now),
         finished_at=None,
         error=None,
+        queued_reason=None,
         **values,
     )
     if not ok:
@@ -106,6 +107,7 @@ def finish(
         "finished_at": utcnow(),
         "stop_requested": False,
         "error": error,
+        "queued_reason": None,
     }
     if status == TaskStatus.SUCCEEDED:
         values["progress"] = 1.0
@@ -138,6 +140,13 @@ def requeue(
     add_event(db, task_id, "status", {"status": TaskStatus.QUEUED.value, "message": message})
     db.commit()
     return True
+
+
+def note_queued_reason(db: Session, task_id: str, reason: dict[str, Any] | None) -> bool:
+    """Record why a QUEUED task waits (None: it no longer does). Does not commit: a scheduling pass
+    writes the reasons of all its waiting tasks in one transaction."""
+    where = [Task.id == task_id, Task.status == TaskStatus.QUEUED]
+    return guarded_update(db, where, queued_reason=reason)
 
 
 def heartbeat(db: Session, task_id: str, worker_ref: str, **values: Any) -> bool:

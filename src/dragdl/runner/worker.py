@@ -301,6 +301,9 @@ def model_fields(out_dir: Path) -> dict[str, Any]:
     kind = model_task(manifest, report)
     table = manifest.get("table") if isinstance(manifest.get("table"), dict) else None
     columns = table.get("columns") if table is not None else None
+    inputs = table.get("inputs") if table is not None else None
+    if isinstance(columns, list) and isinstance(inputs, list):  # only what the network reads
+        columns = [c for c in columns if isinstance(c, dict) and c.get("name") in inputs]
     target = table.get("target") if table is not None else None
     # A regressor's dataset "classes" are its distinct target values, not classes it answers.
     classes = (manifest.get("classes") or report.get("classes") or []) if kind == "classification" else []

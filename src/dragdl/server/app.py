@@ -11,12 +11,13 @@ from fastapi.responses import HTMLResponse
 
 from dragdl import __version__
 from dragdl.paths import make_private_dir
+from dragdl.runner.sweep_driver import SweepDriver
 from dragdl.server.db.migrate import upgrade_database
 from dragdl.server.db.session import make_engine, make_session_factory
 from dragdl.server.errors import SIGNED_IN_ERRORS, request_validation_error
 from dragdl.server.frontend import add_security_headers, serve_frontend
 from dragdl.server.request_limits import BodyLimitMiddleware, upload_limits
-from dragdl.server.routes import auth, catalog, datasets, graphs, health, models, tasks, users
+from dragdl.server.routes import auth, catalog, datasets, graphs, health, models, sweeps, tasks, users
 from dragdl.server.services.event_hub import EventHub
 from dragdl.server.services.graphs import GraphRejected
 from dragdl.server.services.prediction import PredictionService
@@ -26,7 +27,7 @@ from dragdl.server.throttle import LoginThrottle, PasswordGate
 
 PUBLIC_ROUTERS = (health.router, catalog.router, auth.router)
 """Routers with public routes (the auth router declares the errors of its signed-in routes itself)."""
-SIGNED_IN_ROUTERS = (users.router, graphs.router, datasets.router, models.router, tasks.router)
+SIGNED_IN_ROUTERS = (users.router, graphs.router, datasets.router, models.router, tasks.router, sweeps.router)
 """Routers whose every route needs a signed-in user: each declares 401 and 403."""
 
 LOGIN_QUEUE = 64
@@ -52,11 +53,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.events = EventHub(app.state.sessions, settings.max_event_streams_per_user)
     app.state.runner = create_runner(settings, app.state.sessions)
     app.state.runner.start()
+    app.state.sweeps = SweepDriver(app.state.sessions, app.state.runner.wake)
+    app.state.sweeps.start()
     app.state.predictor = PredictionService.from_settings(settings)
     try:
         yield
     finally:
         await app.state.events.close()
+        app.state.sweeps.shutdown()
         app.state.runner.shutdown()
         await app.state.predictor.close()
         engine.dispose()

@@ -92,8 +92,10 @@ def test_the_configured_loss_is_the_engine_criterion(tmp_path: Path) -> None:
         module = load_module(script_for(graph, tmp_path))
         assert loss == module.LOSS
         predicted, actual = torch.randn(20), torch.randn(20) * 3
-        expected = Regression().criterion(graph_config(graph))(predicted[:, None], actual)
-        assert torch.allclose(module.make_criterion()(predicted, actual), expected)
+        for spread in (1.0, 7.5):  # a target learned as it is, and one standardized
+            engine = Regression().criterion(graph_config(graph), (2.0, spread))
+            expected = engine(predicted[:, None], actual)
+            assert torch.equal(module.make_criterion(spread)(predicted, actual), expected)
 
 
 def graph_config(graph: dict[str, Any]) -> Any:

@@ -53,7 +53,7 @@ def test_chinese_catalog_carries_translated_texts_and_choice_labels() -> None:
     assert props["schedule"]["x-enum-labels"][0] == "无（保持不变）"
     assert zh["layer.Conv2d"]["inputs"][0]["label"] == "输入"
     en = {entry["type"]: entry for entry in localized_catalog("en")}
-    assert en["train.Classifier"]["params_schema"]["properties"]["amp"]["title"] == "Mixed precision (AMP)"
+    assert en["train.Classifier"]["params_schema"]["properties"]["precision"]["title"] == "Precision"
     assert (
         en["train.Classifier"]["params_schema"]["properties"]["schedule"]["x-enum-labels"][3] == "One-cycle"
     )

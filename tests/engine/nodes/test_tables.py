@@ -273,3 +273,49 @@ def test_table_operators_share_one_base() -> None:
 def test_read_table_kinds_survive_a_round_trip(tmp_path: Path) -> None:
     table = read_table(people(tmp_path))
     assert [c.kind for c in table.schema()] == ["number", "category", "number", "category"]
+
+
+def test_one_hot_refuses_a_free_text_column_naming_it(ctx: DataContext, tmp_path: Path) -> None:
+    # A name per row: one-hot would turn it into 80 columns of noise.
+    rows = ["name,x,y"] + [f"person {i},{i},{'a' if i % 3 else 'b'}" for i in range(80)]
+    (tmp_path / "names.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    data = {"source": "file", "path": "names.csv"}
+    result = validate_graph(graph(data, ("hot", "op.OneHot", {})), ctx)
+    (error,) = result.errors
+    assert (error.code, error.node_id, error.field) == ("too_many_categories", "hot", "max_categories")
+    assert "'name' has 80 distinct values, more than 50" in error.message
+    # Raised, it is accepted; dropped, the column is gone and nothing is refused.
+    assert validate_graph(graph(data, ("hot", "op.OneHot", {"max_categories": 100})), ctx).ok
+    keep = ("pick", "op.SelectColumns", {"mode": "drop", "columns": ["name"]})
+    assert validate_graph(graph(data, keep), ctx).ok
+
+
+def test_a_model_asks_only_for_the_columns_its_features_come_from(ctx: DataContext, tmp_path: Path) -> None:
+    from dragdl.engine.bundle import load_bundle
+    from dragdl.engine.run import run_graph
+    from dragdl.engine.train.reporter import ListReporter
+
+    # 'note' is free text, dropped after the fitted operators saw it; 'city' is one-hot encoded.
+    rows = ["note,city,age,bought"] + [
+        f"visit {i},{('Paris', 'Rome', 'Oslo')[i % 3]},{20 + i},{'yes' if i % 2 else 'no'}" for i in range(40)
+    ]
+    (tmp_path / "visits.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    data = {"source": "file", "path": "visits.csv", "target": "bought"}
+    graph_ = graph(
+        data,
+        ("fill", "op.Impute", {"strategy": "most_frequent"}),
+        ("drop", "op.SelectColumns", {"mode": "drop", "columns": ["note"]}),
+        ("hot", "op.OneHot", {}),
+        ("scale", "op.Standardize", {}),
+    )
+    assert run_graph(graph_, ctx, tmp_path / "run", ListReporter()).status == "succeeded"
+    bundle = load_bundle(tmp_path / "run")
+    assert bundle.manifest.table is not None and bundle.manifest.table.inputs == ["city", "age"]
+    assert [c.name for c in bundle.input_columns or []] == ["city", "age"]
+    (answer,) = bundle.predict_rows([{"city": "Rome", "age": 31}])
+    assert answer["label"] in ("yes", "no")
+    with pytest.raises(Exception, match="age"):
+        bundle.predict_rows([{"city": "Rome"}])
+    # A city training never saw would be answered as "none of them": refused, naming row and column.
+    with pytest.raises(Exception, match="row 2, column 'city': 'Lima' is not one of the values seen"):
+        bundle.predict_rows([{"city": "Rome", "age": 30}, {"city": "Lima", "age": 31}])

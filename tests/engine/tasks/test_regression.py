@@ -130,3 +130,53 @@ def test_a_regressor_on_a_text_target_is_refused_while_validating(tmp_path: Path
     result = validate_graph(graph, DataContext(data_dir=tmp_path, allow_download=False))
     assert [(e.code, e.node_id) for e in result.errors] == [("target_not_numeric", "d")]
     assert "'grade' holds the text 'A' in row 1" in result.errors[0].message
+
+
+def _price_table(path: Path, rows: int = 400) -> Path:
+    """House prices in the hundreds of thousands, linear in two features plus noise."""
+    rng = np.random.default_rng(7)
+    area, rooms = rng.uniform(40, 200, rows), rng.integers(1, 7, rows)
+    price = 50_000 + 2_500 * area + 12_000 * rooms + rng.normal(0, 15_000, rows)
+    lines = [
+        "area,rooms,price",
+        *(f"{a:.1f},{r},{p:.0f}" for a, r, p in zip(area, rooms, price, strict=True)),
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _price_graph(table: Path, scale_target: bool) -> dict[str, Any]:
+    return graphs.chain(
+        "prices",
+        [
+            ("d", "dataset.table", {"source": "file", "path": str(table), "target": "price"}),
+            ("s", "op.Standardize", {}),
+            ("o", "layer.Linear", {"out_features": "auto"}),
+            ("t", "train.Regressor", {"epochs": 15, "lr": 0.05, "seed": 0, "scale_target": scale_target}),
+        ],
+    )
+
+
+def test_a_target_in_the_hundreds_of_thousands_learns_at_an_ordinary_learning_rate(tmp_path: Path) -> None:
+    from dragdl.engine.bundle import load_bundle
+
+    table = _price_table(tmp_path / "prices.csv")
+    ctx = DataContext(data_dir=tmp_path, allow_download=False)
+    scores = {}
+    for scale in (True, False):
+        out = tmp_path / f"scaled-{scale}"
+        reporter = ListReporter()
+        assert run_graph(_price_graph(table, scale), ctx, out, reporter).status == "succeeded"
+        scores[scale] = json.loads((out / "report.json").read_text())["test"]["test_r2"]
+        logs = " ".join(getattr(e, "message", "") for e in reporter.events)
+        assert ("the target is learned standardized" in logs) == scale
+    # Standardized, the price is learned; as it is, 15 epochs at lr 0.05 barely leave zero.
+    assert scores[True] > 0.9 and scores[False] < 0.2, scores
+
+    bundle = load_bundle(tmp_path / "scaled-True")
+    assert bundle.manifest.output_scale is not None
+    mean, std = bundle.manifest.output_scale
+    assert 300_000 < mean < 500_000 and 40_000 < std < 150_000
+    (answer,) = bundle.predict_rows([{"area": 120.0, "rooms": 3}])
+    expected = 50_000 + 2_500 * 120 + 12_000 * 3
+    assert abs(answer["value"] - expected) < 0.1 * expected

@@ -11,7 +11,15 @@ from dragdl.engine.train.config import TrainConfig
 def test_defaults() -> None:
     cfg = TrainConfig()
     assert (cfg.epochs, cfg.batch_size, cfg.optimizer, cfg.lr) == (10, 64, "adam", 1e-3)
-    assert (cfg.val_split, cfg.test_split, cfg.device, cfg.amp) == (0.1, 0.2, "auto", "auto")
+    assert (cfg.val_split, cfg.test_split, cfg.device) == (0.1, 0.2, "auto")
+    assert (cfg.precision, cfg.memory_format) == ("auto", "auto")
+
+
+@pytest.mark.parametrize(("amp", "precision"), [("auto", "auto"), ("off", "fp32")])
+def test_the_amp_param_of_earlier_graphs_still_loads_as_a_precision(amp: str, precision: str) -> None:
+    cfg = TrainConfig.model_validate({"amp": amp, "epochs": 3})
+    assert (cfg.precision, cfg.epochs) == (precision, 3)
+    assert "amp" not in cfg.model_dump()
 
 
 def test_every_field_is_described_for_the_form() -> None:

@@ -300,6 +300,37 @@ _BUILDERS: list[Callable[[], HostileCase]] = [
         limits={"MAX_TABLE_BYTES": 50},
     ),
     lambda: HostileCase(
+        "table-utf16",
+        [("excel.csv", "\ufeffname,x\nAda,1\n".encode("utf-16-le"))],
+        415,
+        "excel.csv: the text is UTF-16; save the table as UTF-8",
+    ),
+    lambda: HostileCase(
+        "table-utf16-without-mark",
+        [("excel.csv", "name,x\nAda,1\nBob,2\n".encode("utf-16-le"))],
+        415,
+        "excel.csv: the text is UTF-16",
+    ),
+    lambda: HostileCase(
+        # A header row wider than the first bytes read: counted whole, not estimated.
+        "table-wide-header",
+        [("wide.csv", (",".join(f"column_{i:05d}" for i in range(20_000)) + "\n").encode() * 2)],
+        400,
+        "wide.csv: 20000 columns is above the limit of 10000",
+    ),
+    lambda: HostileCase(
+        "table-duplicate-names",
+        [("prices.csv", b"area,price,price\n1,2,3\n4,5,6\n")],
+        400,
+        "prices.csv has more than one column named 'price'",
+    ),
+    lambda: HostileCase(
+        "two-tables",
+        [("a.csv", b"x,y\n1,2\n"), ("b.csv", b"x,y\n3,4\n")],
+        400,
+        "a table is uploaded on its own, one file per dataset (2 files were sent with a.csv, b.csv)",
+    ),
+    lambda: HostileCase(
         "zip-with-extra-file",
         [("data.zip", make_zip(two_classes())), ("cat.npy", bitmaps())],
         400,

@@ -27,7 +27,7 @@ import './datasets.css';
 const DatasetPreview = lazy(() => import('./DatasetPreview'));
 
 function sizeText(dataset: DatasetPublic, t: TFunction): string {
-  if (dataset.columns) return t('datasets.tableShape', { columns: dataset.columns.length });
+  if (dataset.columns) return t('datasets.tableShape', { count: dataset.columns.length });
   if (dataset.size) return `${dataset.size[0]}×${dataset.size[1]}`;
   if (!dataset.size_stats) return '—';
   const { min, max } = dataset.size_stats;
@@ -226,7 +226,8 @@ export default function DatasetsPage() {
                   </td>
                   <td>{t(`datasets.kind.${dataset.kind}`)}</td>
                   <td className="num">{dataset.count.toLocaleString(i18n.language)}</td>
-                  <td className="num">{dataset.classes.length}</td>
+                  {/* A table has no classes until a train node picks its target column. */}
+                  <td className="num">{dataset.columns ? '—' : dataset.classes.length}</td>
                   <td>
                     {dataset.columns
                       ? sizeText(dataset, t)

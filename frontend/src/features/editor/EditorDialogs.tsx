@@ -1,16 +1,17 @@
-// The editor's dialogs, one at a time: templates, open, versions, train, code, shortcuts.
+// The editor's dialogs, one at a time: templates, open, versions, train, sweep, code, shortcuts.
 import type { SavedGraph } from '../../api/graphs';
 import type { DatasetSummary, GraphNodeSpec, GraphSpec, JsonSchema } from '../../api/types';
 import { CodeDialog } from './dialogs/CodeDialog';
 import { OpenDialog } from './dialogs/OpenDialog';
 import { ShortcutsDialog } from './dialogs/ShortcutsDialog';
 import { TemplatesDialog } from './dialogs/TemplatesDialog';
+import { SweepDialog, type SweepOptions } from './dialogs/SweepDialog';
 import { TrainDialog, type TrainStep } from './dialogs/TrainDialog';
 import { VersionsDialog } from './dialogs/VersionsDialog';
 import { epochsOf, epochsRange } from './logic/train';
 import type { ServerLink } from './storage';
 
-export type Dialog = null | 'templates' | 'shortcuts' | 'open' | 'versions' | 'train' | { code: GraphSpec };
+export type Dialog = null | 'templates' | 'shortcuts' | 'open' | 'versions' | 'train' | 'sweep' | { code: GraphSpec };
 
 interface Props {
   dialog: Dialog;
@@ -23,6 +24,8 @@ interface Props {
   onTemplate: (graph: GraphSpec) => void;
   onOpenSaved: (saved: SavedGraph) => void;
   onTrain: (options: { name: string; epochs: number | null }, onStep: (step: TrainStep) => void) => Promise<void>;
+  objectives: string[];
+  onSweep: (options: SweepOptions) => Promise<void>;
 }
 
 export function EditorDialogs({
@@ -36,6 +39,8 @@ export function EditorDialogs({
   onTemplate,
   onOpenSaved,
   onTrain,
+  objectives,
+  onSweep,
 }: Props) {
   const openSaved = (saved: SavedGraph) => {
     onClose();
@@ -72,5 +77,7 @@ export function EditorDialogs({
           onClose={onClose}
         />
       );
+    case 'sweep':
+      return <SweepDialog graph={graph} objectives={objectives} onSubmit={onSweep} onClose={onClose} />;
   }
 }

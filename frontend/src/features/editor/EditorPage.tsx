@@ -14,6 +14,7 @@ import { createEditorViewStore, EditorViewContext, type EditorView } from './Edi
 import { EditorDialogs, type Dialog } from './EditorDialogs';
 import { nodeTitle } from './logic/connection';
 import type { LayoutView } from './logic/layout';
+import { searchedCount } from './logic/search';
 import type { EditorEdge, EditorNode } from './logic/types';
 import { Palette } from './panels/Palette';
 import { ProblemsPanel } from './panels/ProblemsPanel';
@@ -25,6 +26,7 @@ import { useEditor } from './useEditor';
 import { EMPTY_GRAPH, useGraphDocument } from './useGraphDocument';
 import { useServerGraph } from './useServerGraph';
 import { useShortcuts } from './useShortcuts';
+import { useSweep, sweepObjectives } from './useSweep';
 import { useTrain } from './useTrain';
 import { groupErrors, useValidation } from './useValidation';
 
@@ -90,6 +92,9 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
     setTrainDialog,
   });
   const { validation } = trainer;
+  const startSweep = useSweep(editor.graph, server, closeDialog);
+  const objectives = useMemo(() => sweepObjectives(editor.graph, catalog), [editor.graph, catalog]);
+  const searched = searchedCount(editor.graph.search);
 
   // `nodes` is a new array on every drag frame and keystroke; the set of ids changes only when
   // nodes come or go. Keyed on the ids, errorsByNode and the view stay the same objects meanwhile,
@@ -160,6 +165,7 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
           onShortcuts={() => setDialog('shortcuts')}
           onTrain={() => void trainer.train()}
           training={trainer.training}
+          onSweep={searched > 0 ? () => setDialog('sweep') : undefined}
         />
         <input
           ref={fileInput}
@@ -201,6 +207,7 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
             onMetaChange={editor.setMeta}
             onParamChange={editor.updateParam}
             onLabelChange={editor.setNodeLabel}
+            onSearchChange={editor.updateSearch}
           />
         </div>
       </div>
@@ -215,6 +222,8 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
         onTemplate={doc.openTemplate}
         onOpenSaved={doc.openSaved}
         onTrain={trainer.start}
+        objectives={objectives}
+        onSweep={startSweep}
       />
       {question}
     </EditorViewContext.Provider>

@@ -9,6 +9,7 @@ import { flowToGraph, graphToFlow, makeNode, snapshotOf } from './logic/convert'
 import { canRedo, canUndo, createHistory, record, redo, undo, type History } from './logic/history';
 import { layeredLayout, type LayoutView } from './logic/layout';
 import { defaultParams } from './logic/schemaForm';
+import { withSpec, type SearchSpec } from './logic/search';
 import type { EditorEdge, EditorNode, GraphMeta, Snapshot } from './logic/types';
 import { saveDraft } from './storage';
 
@@ -152,6 +153,19 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
     );
   }, []);
 
+  /** Mark `name` as searched by a sweep (`spec`), or no longer (undefined): one undo step per edit. */
+  const updateSearch = useCallback((nodeId: string, name: string, spec: SearchSpec | undefined) => {
+    coalesce.current = `search:${nodeId}:${name}`;
+    setNodes((current) =>
+      current.map((node) => {
+        if (node.id !== nodeId) return node;
+        const { search: part, ...data } = node.data;
+        const search = withSpec(part, name, spec);
+        return { ...node, data: search ? { ...data, search } : data } as EditorNode;
+      }),
+    );
+  }, []);
+
   const setNodeLabel = useCallback((nodeId: string, label: string) => {
     coalesce.current = `label:${nodeId}`;
     setNodes((current) =>
@@ -244,6 +258,7 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
     onConnect,
     addNode,
     updateParam,
+    updateSearch,
     setNodeLabel,
     loadGraph,
     autoLayout,

@@ -85,7 +85,10 @@ function ColumnField({
 }) {
   const { t } = useTranslation();
   const id = useId();
-  const help = column.missing > 0 ? t('models.columnMissingHelp', { count: column.missing }) : null;
+  // Only a column that had gaps in training was filled by the model (a Fill missing values node):
+  // elsewhere an empty field is not a "missing value" the model knows what to do with.
+  const gaps = column.missing > 0;
+  const help = gaps ? t('models.columnMissingHelp', { count: column.missing }) : null;
   return (
     <div className="field" data-column={column.name}>
       <label htmlFor={id} translate="no">
@@ -93,7 +96,7 @@ function ColumnField({
       </label>
       {column.kind === 'category' ? (
         <select id={id} value={value} onChange={(event) => onChange(event.target.value)}>
-          <option value="">{t('models.missingOption')}</option>
+          <option value="">{t(gaps ? 'models.missingOption' : 'models.chooseOption')}</option>
           {(column.categories ?? []).map((category) => (
             <option key={category} value={category}>
               {category}
@@ -107,7 +110,7 @@ function ColumnField({
           inputMode="decimal"
           autoComplete="off"
           value={value}
-          placeholder={t('models.missingPlaceholder')}
+          placeholder={gaps ? t('models.missingPlaceholder') : t('models.numberPlaceholder')}
           aria-invalid={problem ? true : undefined}
           onChange={(event) => onChange(event.target.value)}
         />

@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import { validateGraph } from '../../api/graphs';
 import type { GraphSpec, JsonObject, JsonValue } from '../../api/types';
 import { useCatalog } from '../catalog/CatalogProvider';
+import { trainNodeOf } from '../catalog/taskKind';
 import { edgeTypes } from '../editor/edges/ShapeEdgeView';
 import { createEditorViewStore, EditorViewContext, type EditorView } from '../editor/EditorContext';
 import { graphToFlow } from '../editor/logic/convert';
@@ -90,11 +91,21 @@ function display(value: unknown): string {
 /** Facts that are identifiers, shown as they are (and left alone by translators). */
 const IDENTIFIERS = new Set(['id', 'graph_id']);
 
-export function ConfigPanel({ config, extra }: { config: Record<string, unknown>; extra: Record<string, unknown> }) {
+export function ConfigPanel({
+  config,
+  extra,
+  graph,
+}: {
+  config: Record<string, unknown>;
+  extra: Record<string, unknown>;
+  graph: Pick<GraphSpec, 'nodes'>;
+}) {
   const { t } = useTranslation();
   const catalog = useCatalog();
-  // The train node's own form describes its settings: titles, choice labels, what applies.
-  const schema = [...catalog.index.byType.values()].find((entry) => entry.category === 'train')?.params_schema;
+  // The run's own train node's form describes its settings (a Regressor's loss and target scaling
+  // are not a Classifier's): titles, choice labels, what applies.
+  const trainNode = trainNodeOf(graph, catalog.index);
+  const schema = trainNode ? catalog.index.byType.get(trainNode.type)?.params_schema : undefined;
   const fields = useMemo(() => (schema ? fieldsFromSchema(schema) : []), [schema]);
   const params = config as JsonObject;
   const setting = (key: string, value: unknown) => {

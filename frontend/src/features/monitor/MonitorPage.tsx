@@ -27,6 +27,7 @@ import {
 } from './series';
 import { useTaskEvents, type Connection } from './useTaskEvents';
 import { statusNotes } from './statusLine';
+import { fastPathLine } from './fastPath';
 import './monitor.css';
 import { failureText } from '../tasks/failureText';
 
@@ -311,6 +312,7 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
         {tab === 'config' && (
           <ConfigPanel
             config={task.config}
+            graph={task.graph}
             extra={{
               id: task.id,
               graph_id: task.graph_id,
@@ -323,6 +325,7 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
               train_samples: state.start?.train_samples ?? null,
               val_samples: state.start?.val_samples ?? null,
               test_samples: state.start?.test_samples ?? null,
+              fast_path: fastPathLine(state.start?.fast_path, t),
             }}
           />
         )}

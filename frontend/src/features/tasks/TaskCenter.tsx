@@ -26,6 +26,7 @@ import { TaskActions, useTaskActions } from './TaskActions';
 import { useNow, usePolling } from './usePolling';
 import { ConfirmDialog, PageState, ProgressBar, StatusBadge } from './widgets';
 import { failureText } from './failureText';
+import { queuedText } from './queuedText';
 
 const PAGE_SIZE = 50;
 const LIVE_MS = 3000;
@@ -194,6 +195,11 @@ export default function TaskCenter() {
                       {task.error && (
                         <span className="row-error" title={failureText(task.error, t, i18n.language)}>
                           {failureText(task.error, t, i18n.language)}
+                        </span>
+                      )}
+                      {task.status === 'QUEUED' && task.queued_reason && (
+                        <span className="row-waiting" data-reason={task.queued_reason.code}>
+                          {queuedText(task.queued_reason, t)}
                         </span>
                       )}
                     </td>

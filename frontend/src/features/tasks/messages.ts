@@ -94,6 +94,13 @@ const en = {
       folder_deleted: 'The task’s folder was deleted during training',
       infrastructure_failed: 'The server had a problem it could not ride out (database, storage or worker)',
     },
+    queued: {
+      unknown: 'Waiting to start',
+      no_node_fits:
+        'Waits for a node with {{cpus}} CPUs and {{gpus}} GPUs: the largest node has {{node_cpus}} CPUs, and no node more than {{node_gpus}} GPUs',
+      no_free_node: 'Waits for {{cpus}} CPUs and {{gpus}} GPUs to be free on one node',
+      running_limit: 'Waits: {{limit}} of your tasks are running, as many as may run at once',
+    },
     failed: {
       stop: 'Stopping failed',
       retry: 'Resuming failed',
@@ -192,6 +199,13 @@ const zh: Widen<typeof en> = {
       non_finite: '某个节点产生了无穷大或非数值：请查看日志中指出的节点',
       folder_deleted: '训练期间任务的文件夹被删除了',
       infrastructure_failed: '服务器遇到无法恢复的问题（数据库、存储或工作进程）',
+    },
+    queued: {
+      unknown: '等待开始',
+      no_node_fits:
+        '等待一个有 {{cpus}} 个 CPU 和 {{gpus}} 个 GPU 的节点：最大的节点只有 {{node_cpus}} 个 CPU，单个节点最多 {{node_gpus}} 个 GPU',
+      no_free_node: '等待某个节点空出 {{cpus}} 个 CPU 和 {{gpus}} 个 GPU',
+      running_limit: '等待中：您已有 {{limit}} 个任务在运行，达到同时运行的上限',
     },
     failed: {
       stop: '停止失败',

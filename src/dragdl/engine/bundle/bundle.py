@@ -24,6 +24,7 @@ from dragdl.engine.bundle.spec import (
     TableOp,
 )
 from dragdl.engine.bundle.writer import file_sha256
+from dragdl.engine.compile.module import GraphModule
 from dragdl.engine.compile.plan import compile_network
 from dragdl.engine.data.base import DatasetError, DatasetInfo
 from dragdl.engine.data.stages import FittedTransform, OpStage, apply_stages, to_float
@@ -37,6 +38,8 @@ from dragdl.engine.nodes.tables import TableOpNode
 from dragdl.engine.payloads import ColumnInfo
 from dragdl.engine.tasks.base import TaskKind
 from dragdl.engine.tasks.registry import get_task_kind
+from dragdl.engine.train.device import Precision
+from dragdl.engine.train.fastpath import autocast, native_bf16
 
 
 class BundleError(Exception):
@@ -94,6 +97,8 @@ class Bundle:
         self.table_steps = table_steps
         self.device = next((t.device for t in model.parameters()), torch.device("cpu"))
         self.task: TaskKind = get_task_kind(manifest.task)
+        self.serving_dtype: torch.dtype | None = None
+        """bf16 when `load_bundle` found it faithful and fast here (see `serving_precision`)."""
 
     @property
     def classes(self) -> list[str]:
@@ -101,8 +106,14 @@ class Bundle:
 
     @property
     def input_columns(self) -> list[ColumnInfo] | None:
-        """The columns a table model reads (None for image models)."""
-        return None if self.manifest.table is None else list(self.manifest.table.columns)
+        """The columns a caller gives a table model (None for image models): those its features come
+        from; every column of the training table for bundles that do not say."""
+        table = self.manifest.table
+        if table is None:
+            return None
+        if table.inputs is None:
+            return list(table.columns)
+        return [column for column in table.columns if column.name in set(table.inputs)]
 
     def answer(self, outputs: Tensor, top_k: int = 5) -> list[dict[str, Any]]:
         """The task kind's answer per row of network outputs: {"value"} or {"label", "probability", ...}."""
@@ -177,7 +188,7 @@ class Bundle:
         batch = batch.to(self.device)
         if batch.ndim == 4:  # the network's layout (see load_bundle)
             batch = batch.contiguous(memory_format=torch.channels_last)
-        with torch.inference_mode():
+        with torch.inference_mode(), autocast(self.device, Precision(self.serving_dtype, scaler=False)):
             out: Tensor = self.model(batch)
         return out.float().cpu()
 
@@ -294,7 +305,43 @@ def load_bundle(path: str | Path, device: str | torch.device = "cpu") -> Bundle:
     model.to(torch.device(device)).to(memory_format=torch.channels_last).eval()
     stages = tuple(_build_stage(entry, file) for entry in manifest.eval_transforms)
     steps = tuple(_build_table_step(op, file) for op in manifest.table.ops) if manifest.table else ()
-    return Bundle(folder, manifest, model, stages, steps)
+    bundle = Bundle(folder, manifest, model, stages, steps)
+    bundle.serving_dtype = serving_precision(bundle)
+    return bundle
+
+
+SERVING_TOLERANCE = 1e-2
+"""Largest difference of a class probability between bf16 and fp32 that bf16 serving may make."""
+
+
+def serving_precision(bundle: Bundle, check_batch: int = 16) -> torch.dtype | None:
+    """bf16 for a classifier trained in bf16, where the device computes bf16 natively (emulated it is
+    slower than fp32) and its probabilities stay within SERVING_TOLERANCE of fp32's on a check batch
+    of seeded random inputs; None (fp32) otherwise."""
+    trained = bundle.manifest.trained_with or {}
+    if trained.get("precision") != "bf16" or bundle.task.name != "classification":
+        return None
+    if not native_bf16(bundle.device):
+        return None
+    dims = bundle.manifest.input.network_input
+    shape = tuple(d for d in dims if d is not None)
+    if len(shape) != len(dims):  # images of any size: no one check batch stands for them
+        return None
+    return torch.bfloat16 if bf16_probabilities_agree(bundle.model, shape, check_batch) else None
+
+
+def bf16_probabilities_agree(model: nn.Module, input_shape: tuple[int, ...], batch: int = 16) -> bool:
+    """Whether softmax probabilities under bf16 autocast stay within SERVING_TOLERANCE of fp32's."""
+    device = next((t.device for t in model.parameters()), torch.device("cpu"))
+    generator = torch.Generator().manual_seed(0)  # its own: loading a model draws nothing from torch's
+    x = torch.rand((batch, *input_shape), generator=generator).to(device)
+    if x.ndim == 4:
+        x = x.contiguous(memory_format=torch.channels_last)
+    with torch.inference_mode():
+        exact = torch.softmax(model(x).float(), dim=1)
+        with autocast(device, Precision(torch.bfloat16, scaler=False)):
+            fast = torch.softmax(model(x).float(), dim=1)
+    return bool((exact - fast).abs().max() <= SERVING_TOLERANCE)
 
 
 def _dataset_info(manifest: Manifest) -> DatasetInfo:
@@ -343,6 +390,10 @@ def _build_network(manifest: Manifest, file: Path) -> nn.Module:
         model, _ = compile_network(_without_pretrained(manifest.graph), _dataset_info(manifest), fitted)
     except GraphInvalid as exc:
         raise BundleError(f"{file}: the graph does not build: {exc}") from None
+    if manifest.output_scale is not None:
+        if not isinstance(model, GraphModule):
+            raise BundleError(f"{file}: output_scale is set but the network cannot take it")
+        model.set_output_scale(manifest.output_scale)
     return model
 
 

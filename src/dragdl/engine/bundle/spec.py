@@ -125,6 +125,11 @@ class TableSpec(_Section):
     the network's (N, F) features (the ONNX export's input)."""
 
     columns: list[ColumnInfo] = Field(description="The input columns, as in training (the target left out).")
+    inputs: list[str] | None = Field(
+        None,
+        description="The columns a caller must provide: those the network's features come from (a "
+        "column dropped by Select columns is not). Absent in older bundles: every column.",
+    )
     target: str
     ops: list[TableOp]
     features: int = Field(description="F: the width of the feature vector entering the network.")
@@ -154,6 +159,16 @@ class Manifest(_Section):
     exports: dict[str, ExportInfo] = Field(default_factory=dict)
     task: str = Field(
         "classification", description="The task kind (classification, regression); absent in older bundles."
+    )
+    output_scale: tuple[float, float] | None = Field(
+        None,
+        description="(shift, scale) of a regressor that learned its target standardized: the "
+        "network's output z answers z * scale + shift. Absent when the output is used as it is.",
+    )
+    trained_with: dict[str, str] | None = Field(
+        None,
+        description="The precision and memory format training ran in (report.json's fast_path); "
+        "absent in older bundles. Prediction uses bf16 only for a model trained in it.",
     )
     table: TableSpec | None = Field(
         None,

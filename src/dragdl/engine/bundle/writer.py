@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 import torchvision
+from pydantic import BaseModel
 from torch import nn
 
 import dragdl
@@ -31,9 +32,11 @@ from dragdl.engine.bundle.spec import (
     TableSpec,
     Versions,
 )
+from dragdl.engine.compile.module import GraphModule
 from dragdl.engine.compile.plan import Plan
 from dragdl.engine.data.base import ImageSource
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.nodes.tables import TableOpNode, required_columns
 
 _METRIC_KEYS = (
     "test",
@@ -132,8 +135,17 @@ def build_manifest(
         weights=weights_entry(weights),
         versions=current_versions(),
         task=plan.task.name,
+        output_scale=plan.model.output_scale if isinstance(plan.model, GraphModule) else None,
+        trained_with=_trained_with(report),
         table=table,
     )
+
+
+def _trained_with(report: Mapping[str, Any]) -> dict[str, str] | None:
+    fast_path = report.get("fast_path")
+    if not isinstance(fast_path, Mapping):
+        return None
+    return {"precision": str(fast_path["precision"]), "memory_format": str(fast_path["memory_format"])}
 
 
 def table_spec(plan: Plan) -> TableSpec | None:
@@ -144,9 +156,11 @@ def table_spec(plan: Plan) -> TableSpec | None:
     info = analysis.dataset_info
     assert info is not None and info.target is not None
     ops = []
+    chain: list[tuple[TableOpNode[Any], BaseModel, dict[str, Any]]] = []
     for step in plan.table_steps:
         node = analysis.structure.nodes[step.node_id]
-        assert node.params is not None
+        assert node.params is not None and isinstance(node.kind, TableOpNode)
+        chain.append((node.kind, node.params, plan.fitted[step.node_id]))
         ops.append(
             TableOp(
                 node_id=step.node_id,
@@ -157,7 +171,13 @@ def table_spec(plan: Plan) -> TableSpec | None:
         )
     features = plan.input_shape[0]
     assert features is not None
-    return TableSpec(columns=list(info.columns), target=info.target, ops=ops, features=features)
+    return TableSpec(
+        columns=list(info.columns),
+        inputs=required_columns(info.columns, chain),
+        target=info.target,
+        ops=ops,
+        features=features,
+    )
 
 
 def table_preprocessing(table: TableSpec) -> Preprocessing:

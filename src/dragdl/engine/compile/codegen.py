@@ -48,10 +48,15 @@ _RESERVED = frozenset(
 )
 
 
-def generate_script(graph: dict[str, Any] | Graph, ctx: DataContext) -> str:
+def generate_script(
+    graph: dict[str, Any] | Graph, ctx: DataContext, fast_path: dict[str, Any] | None = None
+) -> str:
     """The training script of a valid graph. Raises GraphInvalid with every error otherwise, or with
     a `codegen_unsupported` error on a node that cannot be exported yet (a model node's
-    weights_path)."""
+    weights_path).
+
+    `fast_path` is what a run of the graph chose for its "auto" precision and memory format
+    (report.json's `fast_path`): the script then trains in that configuration, as the run did."""
     analysis = analyze(graph, ctx)
     if analysis.errors:
         raise GraphInvalid(analysis.errors)
@@ -63,8 +68,8 @@ def generate_script(graph: dict[str, Any] | Graph, ctx: DataContext) -> str:
 
         plan = compile_graph(graph, ctx)
         assert isinstance(plan.source, TableSource)
-        return _Writer(plan.analysis, ctx).table_script(plan.source.target)
-    return _Writer(analysis, ctx).script()
+        return _Writer(plan.analysis, ctx, fast_path).table_script(plan.source.target)
+    return _Writer(analysis, ctx, fast_path).script()
 
 
 @dataclass(frozen=True)
@@ -121,9 +126,26 @@ def _with_float(ops: list[_Op], at_end: bool = True) -> list[str]:
     return [*codes[:at], TO_FLOAT, *codes[at:]]
 
 
+def _fast_path_settings(
+    config: TrainConfig | RegressionConfig, fast_path: dict[str, Any] | None
+) -> tuple[str, str, str, str]:
+    """PRECISION and MEMORY_FORMAT of the script, with their comments: the train node's values, an
+    "auto" replaced by what the run measured (fp16 is CUDA's "auto" rule, so it stays "auto")."""
+    precision, layout = config.precision, config.memory_format
+    measured = "measured by the DragDL run of this graph"
+    precision_note = '"auto" (GPU: bf16 or fp16; CPU: fp32), "fp32", "bf16"'
+    layout_note = '"auto": channels_last on a GPU, else contiguous'
+    if fast_path is not None and precision == "auto" and fast_path["precision"] in ("fp32", "bf16"):
+        precision, precision_note = fast_path["precision"], measured
+    if fast_path is not None and layout == "auto":
+        layout, layout_note = fast_path["memory_format"], measured
+    return precision, layout, precision_note, layout_note
+
+
 class _Writer:
-    def __init__(self, analysis: Analysis, ctx: DataContext) -> None:
+    def __init__(self, analysis: Analysis, ctx: DataContext, fast_path: dict[str, Any] | None = None) -> None:
         self.analysis = analysis
+        self.fast_path = fast_path
         self.structure = analysis.structure
         self.ctx = ctx
         assert self.structure.dataset_id is not None and self.structure.train_id is not None
@@ -271,6 +293,7 @@ class _Writer:
 
     def _config(self, uses_data_dir: bool) -> str:
         c = self.config
+        precision, memory_format, precision_note, layout_note = _fast_path_settings(c, self.fast_path)
         optimizer = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[c.optimizer]
         lines: list[str] = [
             "# --- Configuration, from the train node " + "-" * 47,
@@ -288,6 +311,7 @@ class _Writer:
         if isinstance(c, RegressionConfig):
             lines.append(f'LOSS = {string_literal(c.loss)}  # "mse", "mae" or "huber"')
             lines.append(f"HUBER_DELTA = {c.huber_delta!r}  # where Huber turns from squared to absolute")
+            lines.append(f"SCALE_TARGET = {c.scale_target}  # learn the target standardized")
         else:
             lines.append(f"LABEL_SMOOTHING = {c.label_smoothing!r}")
         if c.early_stopping:
@@ -298,7 +322,8 @@ class _Writer:
             f"VAL_SPLIT = {c.val_split!r}  # share of the samples held out for validation",
             f"TEST_SPLIT = {c.test_split!r}  # share held out for the test (if no official one)",
             f'DEVICE = {string_literal(c.device)}  # "auto" (CUDA when available), "cpu" or "cuda"',
-            f"AMP = {c.amp == 'auto'}  # mixed precision on CUDA (bf16 where supported, else fp16)",
+            f"PRECISION = {string_literal(precision)}  # {precision_note}",
+            f"MEMORY_FORMAT = {string_literal(memory_format)}  # {layout_note}",
         ]
         if uses_data_dir:
             lines.append("# The data dir the graph was exported with: relative dataset paths and caches.")
@@ -419,14 +444,29 @@ class _Writer:
             "class Net(nn.Module):",
             '    """The layer nodes: one attribute each, named after the node id."""',
             "",
-            "    def __init__(self) -> None:",
-            "        super().__init__()",
-            *init,
+            *self._net_init(init),
             "",
             f"    def forward(self, {argument}: torch.Tensor) -> torch.Tensor:",
-            *forward,
+            *self._net_return(forward),
         ]
         return "\n".join(lines) + "\n"
+
+    def _net_init(self, init: list[str]) -> list[str]:
+        if not self.regression:
+            return ["    def __init__(self) -> None:", "        super().__init__()", *init]
+        return [
+            "    def __init__(self, target_scale: tuple[float, float] = (0.0, 1.0)) -> None:",
+            "        super().__init__()",
+            "        # The network learns the standardized target; forward answers in its units.",
+            "        self.target_mean, self.target_std = target_scale",
+            *init,
+        ]
+
+    def _net_return(self, forward: list[str]) -> list[str]:
+        if not self.regression:
+            return forward
+        *body, last = forward
+        return [*body, last + " * self.target_std + self.target_mean"]
 
     def _model_helpers(self, code: str) -> list[str]:
         """The script definitions (and their imports) a model node's code calls."""

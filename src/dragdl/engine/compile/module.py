@@ -47,6 +47,17 @@ class GraphModule(nn.Module):
         self.layers = nn.ModuleDict(layers)
         self.steps = steps
         self.output = output
+        # A plain chain (each node fed by the one before it, as in an MLP or a simple CNN) runs
+        # without the value table: on small networks the table's dictionary work per layer is a
+        # measurable share of a step.
+        self.chain = self._is_chain(steps, output) and list(layers) == [s.node_id for s in steps]
+        self.output_scale: tuple[float, float] | None = None
+        """(shift, scale): a regressor learns its target standardized and answers z * scale + shift.
+        Plain floats, not buffers: the weights files stay as they were, and the bundle's JSON
+        keeps the numbers."""
+
+    def set_output_scale(self, scale: tuple[float, float] | None) -> None:
+        self.output_scale = scale
 
     @staticmethod
     def plan_steps(order: list[tuple[str, tuple[str, ...]]], output: str) -> list[Step]:
@@ -84,7 +95,23 @@ class GraphModule(nn.Module):
         """The module of each layer node, by node id."""
         return dict(self.layers.items())
 
+    @classmethod
+    def _is_chain(cls, steps: list[Step], output: str) -> bool:
+        previous = cls.INPUT
+        for step in steps:
+            if step.inputs != (previous,):
+                return False
+            previous = step.node_id
+        return bool(steps) and previous == output
+
     def forward(self, images: torch.Tensor) -> torch.Tensor:
+        out = self._forward_chain(images) if self.chain else self._forward_graph(images)
+        if self.output_scale is not None:
+            shift, scale = self.output_scale
+            out = out * scale + shift
+        return out
+
+    def _forward_graph(self, images: torch.Tensor) -> torch.Tensor:
         values: dict[str, torch.Tensor] = {self.INPUT: images}
         for step in self.steps:
             args = [values[source] for source in step.inputs]
@@ -97,6 +124,17 @@ class GraphModule(nn.Module):
             for source in step.release:
                 del values[source]
         return values[self.output]
+
+    def _forward_chain(self, x: torch.Tensor) -> torch.Tensor:
+        # ModuleDict keeps the insertion order, checked to be the steps' order in __init__.
+        for node_id, layer in self.layers.items():
+            try:
+                x = layer(x)
+            except LayerRuntimeError:
+                raise
+            except Exception as exc:
+                raise LayerRuntimeError(node_id, str(exc).split("\n")[0]) from exc
+        return x
 
 
 @runtime_checkable

@@ -78,13 +78,11 @@ def compile_graph(
 
     fitted: dict[str, dict[str, Any]] | None = None
     steps: tuple[TableStep, ...] = ()
+    train = task.split(targets, config.val_split, config.test_split, config.seed, source.test_indices).train
     if isinstance(source, TableSource):
         # Table operators learn from the training rows before the network is built: a One-hot's
         # width is the number of categories it saw there.
         steps = table_steps(analysis)
-        train = task.split(
-            targets, config.val_split, config.test_split, config.seed, source.test_indices
-        ).train
         with _node_errors(structure.dataset_id):
             fitted = fit_table_steps(source.features, steps, train)
         analysis = _checked(raw, ctx, overrides, source.info, fitted)
@@ -92,6 +90,8 @@ def compile_graph(
     stages = [] if isinstance(source, TableSource) else _build_stages(analysis)
     torch.manual_seed(config.seed)
     model = build_network(analysis)
+    # A regressor's output is mapped back from the standardized target it learns (training rows only).
+    model.set_output_scale(task.output_scale(config, targets[train]))
     network_input = structure.network_input
     assert network_input is not None and analysis.dataset_info is not None
     return Plan(
@@ -189,7 +189,7 @@ def _build_stages(analysis: Analysis) -> list[OpStage]:
     return stages
 
 
-def build_network(analysis: Analysis) -> nn.Module:
+def build_network(analysis: Analysis) -> GraphModule:
     """The layer/model nodes between the pipeline and the train node, as a GraphModule."""
     structure = analysis.structure
     network_input = structure.network_input

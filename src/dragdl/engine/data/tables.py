@@ -160,6 +160,25 @@ def read_table(path: Path) -> Table:
     return _table_from_frame(_read_frame(path), path)
 
 
+def _check_header_names(path: Path, sep: str) -> None:
+    """pandas renames a repeated column name ('price', 'price.1'): refused instead, naming it."""
+    import csv
+
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as f:
+            names = next(csv.reader(f, delimiter=sep), [])
+    except (UnicodeDecodeError, csv.Error):
+        return  # the reader names what is wrong with the file
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise DatasetError(
+            f"{path.name} has more than one column named {duplicates[0]!r}; give each column its own "
+            "name in the header line",
+            field="path",
+            code="dataset_invalid",
+        )
+
+
 def _read_delimited(path: Path, sep: str) -> Any:
     import warnings
 
@@ -169,6 +188,7 @@ def _read_delimited(path: Path, sep: str) -> Any:
         # index_col=False: a row with more fields than the header is an error, never an index that
         # silently eats the first column (as a ';'-separated export read with ',' would).
         warnings.simplefilter("error", pd.errors.ParserWarning)
+        _check_header_names(path, sep)
         try:
             return pd.read_csv(
                 path, sep=sep, dtype=str, keep_default_na=True, index_col=False, encoding="utf-8-sig"
@@ -278,8 +298,9 @@ def rows_to_table(
     """Rows of {column: value} read against the training schema.
 
     A missing key, None or "" is a missing value (an Impute node may fill it), but a column no row
-    has is an error (a renamed or forgotten column); other keys are ignored (an id or the target
-    column may come along). Errors name the row (numbered from `first_row`, 1-based) and the column.
+    has is an error (a renamed or forgotten column), and so is a category the training table did not
+    hold; other keys are ignored (an id or the target column may come along). Errors name the row
+    (numbered from `first_row`, 1-based) and the column.
     """
     if not rows:
         raise DatasetError("no rows to predict", field="rows", code="table_empty")
@@ -308,7 +329,19 @@ def rows_to_table(
                 numbers[i] = value
             columns[info.name] = numbers
         else:
-            columns[info.name] = np.asarray([_category(row.get(info.name)) for row in rows], dtype=object)
+            values = [_category(row.get(info.name)) for row in rows]
+            known = set(info.categories)
+            for i, category in enumerate(values):
+                # One-hot would answer an unseen value as "none of them": a typo must not pass silently.
+                if category is not None and known and category not in known:
+                    shown = ", ".join(repr(c) for c in info.categories[:10])
+                    raise DatasetError(
+                        f"row {i + first_row}, column {info.name!r}: {category!r} is not one of the values "
+                        f"seen in training ({shown}{', ...' if len(info.categories) > 10 else ''})",
+                        field="rows",
+                        code="unknown_category",
+                    )
+            columns[info.name] = np.asarray(values, dtype=object)
     return Table(columns)
 
 

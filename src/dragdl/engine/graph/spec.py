@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dragdl.engine.sweep.space import SearchSection
+
 GRAPH_VERSION: Literal[1] = 1
 NODE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
@@ -58,6 +60,11 @@ class Graph(BaseModel):
     description: str = Field(default="", max_length=5000)
     nodes: list[Node] = Field(default_factory=list, max_length=2000)
     edges: list[Edge] = Field(default_factory=list, max_length=10000)
+    search: SearchSection | None = Field(
+        default=None,
+        description="Params a sweep searches: node id -> param -> range or choices. A plain run "
+        "trains with the nodes' own values.",
+    )
 
     def node(self, node_id: str) -> Node:
         for node in self.nodes:

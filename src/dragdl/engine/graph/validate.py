@@ -28,6 +28,7 @@ from dragdl.engine.nodes.base import (
 )
 from dragdl.engine.nodes.tables import Columns, TableOpNode
 from dragdl.engine.payloads import DatasetSummary, ValidationResult
+from dragdl.engine.sweep.check import check_search
 
 
 @dataclass
@@ -81,6 +82,9 @@ def analyze(
     known_ids = {node.id for node in graph.nodes}
     check_edges(structure, errors, unknown_ids=known_ids - set(structure.nodes))
     check_topology(structure, errors)
+    errors.extend(
+        check_search(graph.search, {nid: (n.kind, n.node.params) for nid, n in structure.nodes.items()})
+    )
     analysis = Analysis(structure=structure, data_dir=ctx.data_dir, errors=errors, fitted=fitted or {})
     if structure.order:
         _infer_shapes(analysis, ctx, dataset_info)
@@ -100,6 +104,9 @@ def to_result(analysis: Analysis) -> ValidationResult:
             # A node that cannot describe itself has its problem reported by shape inference.
             with contextlib.suppress(NodeError):
                 model_inputs[node_id] = node.kind.describe_input(node.params)
+    task = analysis.structure.task
+    # A table's numeric target has as many distinct values as rows: they are no classes to list.
+    values_target = bool(task is not None and task.target == "value" and info is not None and info.target)
     return ValidationResult(
         ok=not analysis.errors,
         errors=analysis.errors,
@@ -107,7 +114,7 @@ def to_result(analysis: Analysis) -> ValidationResult:
         dataset=None
         if info is None
         else DatasetSummary(
-            classes=list(info.classes),
+            classes=[] if values_target else list(info.classes),
             count=info.count,
             channels=info.channels,
             size=None if info.size is None else f"{info.size[0]}x{info.size[1]}",
@@ -115,7 +122,7 @@ def to_result(analysis: Analysis) -> ValidationResult:
             target=info.target,
         ),
         model_inputs=model_inputs,
-        task=None if analysis.structure.task is None else analysis.structure.task.name,
+        task=None if task is None else task.name,
     )
 
 

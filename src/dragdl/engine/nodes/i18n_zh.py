@@ -361,7 +361,13 @@ ZH: dict[str, str] = {
     "mse: mean squared error; mae: mean absolute error (robust to outliers); huber: squared near zero, "
     "absolute beyond delta.": "均方误差；平均绝对误差（对离群值稳健）；胡伯损失：误差小时取平方，超过阈值后取绝对值。",
     "Huber delta": "胡伯阈值",
-    "Error size where the Huber loss turns from squared to absolute.": "胡伯损失从平方变为绝对值的误差大小。",
+    "Error size where the Huber loss turns from squared to absolute (in standard deviations of the "
+    "target when the target is scaled).": "胡伯损失从平方变为绝对值的误差大小（目标值缩放时以目标的标准差为单位）。",
+    "Scale the target": "缩放目标值",
+    "Learn the target standardized with the training rows' mean and standard deviation, and answer in "
+    "its own units: targets in the thousands train as well as targets near 1, at the same learning "
+    "rate.": "用训练行的均值和标准差把目标值标准化后再学习，预测时换回原来的单位：数值上千的目标与接近 1 的目标"
+    "在相同学习率下同样好训练。",
     "Validation MAE": "验证集平均绝对误差",
     "Validation RMSE": "验证集均方根误差",
     "Validation R²": "验证集 R²",
@@ -414,9 +420,15 @@ ZH: dict[str, str] = {
     "Minutes between mid-epoch checkpoints; 0 checkpoints only at epoch ends.": (
         "轮次中间保存检查点的间隔分钟数；0 表示只在每轮结束时保存。"
     ),
-    "Mixed precision (AMP)": "混合精度（AMP）",
-    "Mixed precision on CUDA (bf16 where supported, else fp16); off = full fp32.": (
-        "在 GPU 上使用混合精度（支持时用 bf16，否则用 fp16）；关闭则全程使用 fp32。"
+    "Precision": "计算精度",
+    "Number format of the forward and backward passes; the weights stay fp32. auto measures a few steps at the start and keeps the fastest whose loss agrees with fp32 (on CUDA: bf16 where supported, else fp16); fp32 = full precision; bf16 = bfloat16 mixed precision.": (
+        "前向和反向计算所用的数值格式；权重始终保持 fp32。“自动”在开始时实测几步，保留损失与 fp32 一致的最快方案"
+        "（在 GPU 上：支持时用 bf16，否则用 fp16）；fp32 为全精度；bf16 为 16 位脑浮点数混合精度。"
+    ),
+    "Memory format": "内存排列",
+    "Layout of image batches and convolution weights. auto measures it with the precision (channels last on CUDA); contiguous = PyTorch's default; channels_last = channels last, which speeds up convolutions on many machines.": (
+        "图像批次和卷积权重在内存中的排列方式。“自动”与计算精度一起实测（在 GPU 上用通道在后）；"
+        "“默认排列”为 PyTorch 的默认方式；“通道在后”把通道放在最后，在很多机器上能加快卷积。"
     ),
     "Downloading is turned off here: the files must already be in the cache.": (
         "这里不允许下载：文件必须已在缓存中。"
@@ -457,7 +469,10 @@ ZH: dict[str, str] = {
     "Validation accuracy": "验证准确率",
     "CPU": "CPU",
     "GPU (CUDA)": "GPU（CUDA）",
-    "Off": "关闭",
+    "fp32 (full precision)": "fp32（全精度）",
+    "bf16 (mixed precision)": "bf16（混合精度）",
+    "Contiguous (default)": "默认排列",
+    "Channels last": "通道在后",
     # --- tables ---
     "Table": "表格",
     "Rows of numbers and categories with one target column: a class to predict (classification) or a value (regression, with a Regressor). Shows each column's type and missing values.": (
@@ -499,6 +514,11 @@ ZH: dict[str, str] = {
     "One-hot": "独热编码",
     "Turns each category column into one 0/1 column per category seen in the training rows. A category it has not seen (or a missing one) gives all zeros.": (
         "把每个类别列变成多个 0/1 列，训练行中出现过的每个类别一列。没见过的类别（或缺失值）得到全 0。"
+    ),
+    "Most categories per column": "每列最多类别数",
+    "A column with more distinct values than this is refused: it is likely free text or an identifier, "
+    "whose 0/1 columns would only add noise (drop it with Select columns).": (
+        "不同取值多于此数的列会被拒绝：它多半是自由文本或编号，变成 0/1 列只会增加噪声（请用“选择列”去掉它）。"
     ),
     "Select columns": "选择列",
     "Keeps only the listed columns, or drops them.": "只保留列出的列，或者删除它们。",

@@ -159,6 +159,26 @@ class TableOpNode(NodeType[P]):
     @abstractmethod
     def apply(self, params: P, table: Table, state: dict[str, Any]) -> Table: ...
 
+    def source(self, params: P, state: dict[str, Any], name: str) -> str:
+        """The input column an output column is computed from (by default the column of that name)."""
+        return name
+
+
+def required_columns(
+    columns: Columns, ops: Sequence[tuple[TableOpNode[Any], BaseModel, dict[str, Any]]]
+) -> list[str]:
+    """The input columns the output of a fitted chain of table operators is computed from, in input
+    order. A column dropped on the way (Select columns) is not needed to predict: the operators
+    before the drop pass over a fitted column that prediction rows do not hold."""
+    current = tuple(columns)
+    origin = {c.name: c.name for c in current}
+    for kind, params, state in ops:
+        out = kind.infer(params, current, state)
+        origin = {c.name: origin[kind.source(params, state, c.name)] for c in out}
+        current = out
+    needed = set(origin.values())
+    return [c.name for c in columns if c.name in needed]
+
 
 def _check_known(names: Sequence[str], columns: Columns, field: str = "columns") -> None:
     known = [c.name for c in columns]
@@ -235,7 +255,10 @@ class Standardize(TableOpNode[StandardizeParams]):
     def apply(self, params: StandardizeParams, table: Table, state: dict[str, Any]) -> Table:
         columns = dict(table.columns)
         for name, stat in state["columns"].items():
-            columns[name] = (table.require(name) - stat["mean"]) / stat["std"]
+            # A fitted column absent from prediction rows is one a later Select columns drops: a
+            # caller gives only the columns the network reads (`required_columns`).
+            if name in columns:
+                columns[name] = (columns[name] - stat["mean"]) / stat["std"]
         return Table(columns)
 
 
@@ -245,6 +268,28 @@ class Standardize(TableOpNode[StandardizeParams]):
 class OneHotParams(BaseModel):
     model_config = _STRICT
     columns: list[str] = _COLUMNS_FIELD
+    max_categories: int = Field(
+        50,
+        ge=2,
+        le=5000,
+        title="Most categories per column",
+        description="A column with more distinct values than this is refused: it is likely free text "
+        "or an identifier, whose 0/1 columns would only add noise (drop it with Select columns).",
+    )
+
+
+def _check_categories(params: OneHotParams, categories: dict[str, list[str]]) -> None:
+    for name, values in categories.items():
+        if len(values) > params.max_categories:
+            raise NodeError(
+                "too_many_categories",
+                f"column {name!r} has {len(values)} distinct values, more than {params.max_categories}: "
+                "it looks like free text or an identifier; drop it with Select columns, or raise "
+                "'Most categories per column'",
+                field="max_categories",
+                column=name,
+                count=len(values),
+            )
 
 
 def _one_hot_name(column: str, category: str) -> str:
@@ -264,6 +309,7 @@ class OneHot(TableOpNode[OneHotParams]):
     def infer(self, params: OneHotParams, columns: Columns, state: dict[str, Any] | None) -> Columns:
         chosen = _chosen(params.columns, columns, "category")
         categories = {c.name: list(c.categories) for c in chosen} if state is None else state["categories"]
+        _check_categories(params, categories)
         out: list[ColumnInfo] = []
         for column in columns:
             if column.name in categories:
@@ -277,7 +323,15 @@ class OneHot(TableOpNode[OneHotParams]):
 
     def fit(self, params: OneHotParams, table: Table) -> dict[str, Any]:
         chosen = _chosen(params.columns, tuple(table.schema()), "category")
-        return {"categories": {c.name: list(c.categories) for c in chosen}}
+        categories = {c.name: list(c.categories) for c in chosen}
+        _check_categories(params, categories)
+        return {"categories": categories}
+
+    def source(self, params: OneHotParams, state: dict[str, Any], name: str) -> str:
+        for column, values in state["categories"].items():
+            if name in {_one_hot_name(column, category) for category in values}:
+                return str(column)
+        return name
 
     def apply(self, params: OneHotParams, table: Table, state: dict[str, Any]) -> Table:
         categories: dict[str, list[str]] = state["categories"]
@@ -350,7 +404,9 @@ class Impute(TableOpNode[ImputeParams]):
     def apply(self, params: ImputeParams, table: Table, state: dict[str, Any]) -> Table:
         columns = dict(table.columns)
         for name, value in state["fill"].items():
-            values = table.require(name)
+            if name not in columns:  # dropped later, as in Standardize.apply
+                continue
+            values = columns[name]
             if values.dtype.kind == "f":
                 columns[name] = np.where(np.isnan(values), float(value), values)
             else:
@@ -395,7 +451,11 @@ class SelectColumns(TableOpNode[SelectColumnsParams]):
         return kept
 
     def apply(self, params: SelectColumnsParams, table: Table, state: dict[str, Any]) -> Table:
-        return Table({name: table.require(name) for name in self._names(params, table.names)})
+        # Prediction rows hold only the columns the network reads (`required_columns`): a kept
+        # column that a later Select columns drops may be absent.
+        return Table(
+            {name: table.columns[name] for name in self._names(params, table.names) if name in table.columns}
+        )
 
 
 __all__ = [

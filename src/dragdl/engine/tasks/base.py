@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from torch import Tensor, nn
 
 from dragdl.engine.data.base import DatasetInfo, ImageSource
-from dragdl.engine.data.splits import Splits
+from dragdl.engine.data.splits import Splits, split_indices
 
 TargetType = Literal["classes", "value"]
 
@@ -114,6 +114,10 @@ class TaskKind(ABC):
         """One training target per sample (int64 class index or float32 value); raises DatasetError."""
 
     @abstractmethod
+    def strata(self, targets: np.ndarray) -> np.ndarray:
+        """An int64 group per sample that every split keeps in proportion (one group: a plain
+        random split)."""
+
     def split(
         self,
         targets: np.ndarray,
@@ -121,12 +125,20 @@ class TaskKind(ABC):
         test_ratio: float,
         seed: int,
         predefined_test: np.ndarray | None,
-    ) -> Splits: ...
+    ) -> Splits:
+        return split_indices(self.strata(targets), val_ratio, test_ratio, seed, predefined_test)
 
     # -- training -----------------------------------------------------------------------------
 
+    def output_scale(self, config: BaseModel, train_targets: np.ndarray) -> tuple[float, float] | None:
+        """(shift, scale) the network's output is mapped by (`z * scale + shift`), learned from the
+        training targets; None to leave the output as it is (classes)."""
+        return None
+
     @abstractmethod
-    def criterion(self, config: BaseModel) -> nn.Module: ...
+    def criterion(self, config: BaseModel, scale: tuple[float, float] | None = None) -> nn.Module:
+        """The loss between the network's (scaled) outputs and the targets; `scale` is what
+        `output_scale` chose."""
 
     @abstractmethod
     def running(self, device: torch.device, classes: list[str]) -> RunningMetrics: ...

@@ -10,7 +10,6 @@ from pydantic import BaseModel
 from torch import Tensor, nn
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
-from dragdl.engine.data.splits import Splits, split_indices
 from dragdl.engine.tasks.base import RunningMetrics, TaskKind
 from dragdl.engine.train.config import TrainConfig
 from dragdl.engine.train.metrics import averages, confusion_matrix, per_class_metrics
@@ -57,18 +56,11 @@ class Classification(TaskKind):
     def targets(self, source: ImageSource) -> np.ndarray:
         return np.asarray(source.labels, dtype=np.int64)
 
-    def split(
-        self,
-        targets: np.ndarray,
-        val_ratio: float,
-        test_ratio: float,
-        seed: int,
-        predefined_test: np.ndarray | None,
-    ) -> Splits:
+    def strata(self, targets: np.ndarray) -> np.ndarray:
         # Stratified: every split keeps the class proportions.
-        return split_indices(targets, val_ratio, test_ratio, seed, predefined_test)
+        return targets
 
-    def criterion(self, config: BaseModel) -> nn.Module:
+    def criterion(self, config: BaseModel, scale: tuple[float, float] | None = None) -> nn.Module:
         smoothing = config.label_smoothing if isinstance(config, TrainConfig) else 0.0
         return nn.CrossEntropyLoss(label_smoothing=smoothing)
 

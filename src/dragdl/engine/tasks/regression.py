@@ -11,7 +11,6 @@ from pydantic import BaseModel
 from torch import Tensor, nn
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
-from dragdl.engine.data.splits import Splits, split_indices
 from dragdl.engine.tasks.base import RunningMetrics, TaskKind
 from dragdl.engine.train.config import RegressionConfig
 
@@ -46,6 +45,14 @@ class RegressionMetrics(RunningMetrics):
             "rmse": math.sqrt(max(sums["sq"], 0.0) / count),
             "r2": r2,
         }
+
+
+def target_scale(train_targets: np.ndarray) -> tuple[float, float]:
+    """Mean and standard deviation of the training targets: the network learns (y - mean) / std and
+    answers z * std + mean. A constant target keeps a spread of 1 (nothing to scale by)."""
+    mean = float(np.mean(train_targets, dtype=np.float64)) if len(train_targets) else 0.0
+    std = float(np.std(train_targets, dtype=np.float64)) if len(train_targets) else 1.0
+    return mean, std if std > 1e-12 else 1.0
 
 
 class Regression(TaskKind):
@@ -88,25 +95,24 @@ class Regression(TaskKind):
             )
         return values.astype(np.float32)
 
-    def split(
-        self,
-        targets: np.ndarray,
-        val_ratio: float,
-        test_ratio: float,
-        seed: int,
-        predefined_test: np.ndarray | None,
-    ) -> Splits:
+    def strata(self, targets: np.ndarray) -> np.ndarray:
         # Plain random split: a value has no class to stratify by (one stratum is a permutation).
-        return split_indices(np.zeros(len(targets), np.int64), val_ratio, test_ratio, seed, predefined_test)
+        return np.zeros(len(targets), np.int64)
 
-    def criterion(self, config: BaseModel) -> nn.Module:
+    def output_scale(self, config: BaseModel, train_targets: np.ndarray) -> tuple[float, float] | None:
+        if isinstance(config, RegressionConfig) and config.scale_target:
+            return target_scale(train_targets)
+        return None
+
+    def criterion(self, config: BaseModel, scale: tuple[float, float] | None = None) -> nn.Module:
         if not isinstance(config, RegressionConfig):
             raise TypeError(f"a regressor trains with a RegressionConfig, not {type(config).__name__}")
+        spread = 1.0 if scale is None else scale[1]
         if config.loss == "mae":
-            return _Flat(nn.L1Loss())
+            return _Flat(nn.L1Loss(), spread)
         if config.loss == "huber":
-            return _Flat(nn.HuberLoss(delta=config.huber_delta))
-        return _Flat(nn.MSELoss())
+            return _Flat(nn.HuberLoss(delta=config.huber_delta), spread)
+        return _Flat(nn.MSELoss(), spread)
 
     def running(self, device: torch.device, classes: list[str]) -> RunningMetrics:
         return RegressionMetrics(device)
@@ -140,11 +146,19 @@ class Regression(TaskKind):
 
 
 class _Flat(nn.Module):
-    """A loss between (N, 1) outputs and (N,) targets, without broadcasting them to (N, N)."""
+    """A loss between (N, 1) outputs and (N,) targets, without broadcasting them to (N, N).
 
-    def __init__(self, loss: nn.Module) -> None:
+    Both are divided by the target's spread (`spread`, 1 when the target is not scaled), so the loss
+    is that of the standardized target whatever the target's units: the same learning rate suits
+    prices and percentages. Dividing by 1.0 leaves every value as it was.
+    """
+
+    def __init__(self, loss: nn.Module, spread: float = 1.0) -> None:
         super().__init__()
         self.loss = loss
+        self.spread = spread
 
     def forward(self, outputs: Tensor, targets: Tensor) -> Tensor:
-        return self.loss(outputs.reshape(-1), targets.reshape(-1).to(outputs.dtype))  # type: ignore[no-any-return]
+        predicted = outputs.reshape(-1) / self.spread
+        actual = targets.reshape(-1).to(outputs.dtype) / self.spread
+        return self.loss(predicted, actual)  # type: ignore[no-any-return]

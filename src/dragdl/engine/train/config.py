@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -16,7 +16,8 @@ Monitor = Literal["val_loss", "val_accuracy"]
 RegressionMonitor = Literal["val_loss", "val_mae", "val_rmse", "val_r2"]
 RegressionLoss = Literal["mse", "mae", "huber"]
 DeviceChoice = Literal["auto", "cpu", "cuda"]
-AmpChoice = Literal["auto", "off"]
+PrecisionChoice = Literal["auto", "fp32", "bf16"]
+MemoryFormatChoice = Literal["auto", "contiguous", "channels_last"]
 
 
 class TrainSettings(BaseModel):
@@ -113,10 +114,19 @@ class TrainSettings(BaseModel):
         title="Checkpoint interval (minutes)",
         description="Minutes between mid-epoch checkpoints; 0 checkpoints only at epoch ends.",
     )
-    amp: AmpChoice = Field(
+    precision: PrecisionChoice = Field(
         "auto",
-        title="Mixed precision (AMP)",
-        description="Mixed precision on CUDA (bf16 where supported, else fp16); off = full fp32.",
+        title="Precision",
+        description="Number format of the forward and backward passes; the weights stay fp32. auto "
+        "measures a few steps at the start and keeps the fastest whose loss agrees with fp32 (on "
+        "CUDA: bf16 where supported, else fp16); fp32 = full precision; bf16 = bfloat16 mixed precision.",
+    )
+    memory_format: MemoryFormatChoice = Field(
+        "auto",
+        title="Memory format",
+        description="Layout of image batches and convolution weights. auto measures it with the "
+        "precision (channels last on CUDA); contiguous = PyTorch's default; channels_last = channels "
+        "last, which speeds up convolutions on many machines.",
     )
 
     monitor: str = Field(
@@ -125,6 +135,17 @@ class TrainSettings(BaseModel):
         description="Metric watched by early stopping and for choosing the best weights.",
     )
     """Each kind's config narrows this to the metrics its kind reports."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _amp_of_earlier_versions(cls, data: Any) -> Any:
+        # Graphs saved before `precision` have `amp` ("auto" | "off"): "off" meant full fp32
+        # everywhere, "auto" mixed precision where it pays, which is what precision "auto" does.
+        if isinstance(data, dict) and data.get("amp") in ("auto", "off"):
+            data = dict(data)
+            if data.pop("amp") == "off":
+                data.setdefault("precision", "fp32")
+        return data
 
     @model_validator(mode="after")
     def _splits_leave_training_data(self) -> TrainSettings:
@@ -168,7 +189,15 @@ class RegressionConfig(TrainSettings):
         le=1e6,
         json_schema_extra={"x-show-if": {"loss": ["huber"]}},
         title="Huber delta",
-        description="Error size where the Huber loss turns from squared to absolute.",
+        description="Error size where the Huber loss turns from squared to absolute (in standard "
+        "deviations of the target when the target is scaled).",
+    )
+    scale_target: bool = Field(
+        True,
+        title="Scale the target",
+        description="Learn the target standardized with the training rows' mean and standard "
+        "deviation, and answer in its own units: targets in the thousands train as well as targets "
+        "near 1, at the same learning rate.",
     )
     monitor: RegressionMonitor = Field(
         "val_loss",

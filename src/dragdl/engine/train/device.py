@@ -1,4 +1,4 @@
-"""Device choice and the speed settings that go with it (mixed precision, memory format, cuDNN)."""
+"""Device choice and the backend settings that go with it; `fastpath.py` picks precision and layout."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from dragdl.engine.errors import EngineError
-from dragdl.engine.train.config import AmpChoice, DeviceChoice
+from dragdl.engine.train.config import DeviceChoice
 
 
 class TrainError(EngineError):
@@ -41,15 +41,6 @@ class Precision:
     @property
     def enabled(self) -> bool:
         return self.dtype is not None
-
-
-def choose_precision(device: torch.device, amp: AmpChoice) -> Precision:
-    if device.type != "cuda" or amp == "off":
-        return Precision(None, scaler=False)
-    # bf16 has fp32's range, so it needs no loss scaling; older GPUs only have fp16.
-    if torch.cuda.is_bf16_supported():
-        return Precision(torch.bfloat16, scaler=False)
-    return Precision(torch.float16, scaler=True)
 
 
 def configure_backends(device: torch.device) -> None:

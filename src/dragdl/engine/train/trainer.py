@@ -20,7 +20,7 @@ import safetensors.torch
 import torch
 from torch import Tensor, nn
 
-from dragdl.engine.compile.module import watch_non_finite
+from dragdl.engine.compile.module import GraphModule, watch_non_finite
 from dragdl.engine.data.pipeline import Pipeline, derive_seed
 from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.errors import EngineError
@@ -34,8 +34,8 @@ from dragdl.engine.train.checkpoint import (
 )
 from dragdl.engine.train.config import TrainSettings
 from dragdl.engine.train.device import (
+    Precision,
     TrainError,
-    choose_precision,
     configure_backends,
     peak_memory_mb,
     reset_peak_memory,
@@ -52,6 +52,7 @@ from dragdl.engine.train.events import (
     StartEvent,
     StatusEvent,
 )
+from dragdl.engine.train.fastpath import FastPath, Probe, StepTiming, choose, first_batches, fixed
 from dragdl.engine.train.optim import (
     build_optimizer,
     build_scheduler,
@@ -92,13 +93,15 @@ def train(
     stop: threading.Event | None = None,
     network: nn.Module | None = None,
     task: TaskKind | None = None,
+    probe_timing: StepTiming | None = None,
 ) -> TrainResult:
     """Train `model` on `pipeline`, writing checkpoints, report.json and model.safetensors to `out_dir`.
 
     `network` is the whole network when `model` is only its trainable end, fed precomputed inputs
     (a frozen backbone's cached features): model.safetensors and the parameter counts describe it,
     while checkpoints hold `model`. Returns with status "stopped" after a checkpoint once `stop` is
-    set. `task` is the train node's task kind (classification when not given).
+    set. `task` is the train node's task kind (classification when not given). `probe_timing`
+    replaces the fast-path probe's clock (tests make a candidate look slow with it).
     Errors are reported as an ErrorEvent and a "failed" status, then raised (TrainError for
     expected failures).
     """
@@ -107,6 +110,7 @@ def train(
         run = _Run(
             model, pipeline, config, classes, out_dir, reporter, stop, network, task or Classification()
         )
+        run.probe_timing = probe_timing
         result = run.execute(resume)
     except TrainError as e:
         _fail(reporter, e.code, e.message, e.node_id)
@@ -153,19 +157,24 @@ class _Run:
         self.out_dir, self.reporter, self.stop = out_dir, reporter, stop
         self.device = resolve_device(config.device)
         configure_backends(self.device)
-        self.precision = choose_precision(self.device, config.amp)
-        self.channels_last = self.device.type == "cuda" and len(pipeline.input_shape) == 3
+        # fp32 contiguous until `_use` applies the fast path (chosen, or read from the checkpoint).
+        self.precision = Precision(None, scaler=False)
+        self.channels_last = False
+        self.fast_path: FastPath | None = None
+        self.probe_timing: StepTiming | None = None
         torch.manual_seed(config.seed)
         model.to(self.device)
-        if self.channels_last:
-            model.to(memory_format=torch.channels_last)
         self.steps_per_epoch = len(pipeline.train)
         self.total_steps = config.epochs * self.steps_per_epoch
         self.optimizer = build_optimizer(model, config, self.device)
         self.scheduler = build_scheduler(self.optimizer, config, self.total_steps)
         self.per_step_schedule = steps_per_epoch_schedule(config)
-        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision.scaler)
-        self.criterion = task.criterion(config)
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=False)
+        # A regressor's network maps its output back from the standardized target; the loss is
+        # taken on the standardized values (the feature cache is off for such networks).
+        self.criterion = task.criterion(
+            config, model.output_scale if isinstance(model, GraphModule) else None
+        )
         self.evaluator = Evaluator(
             self.criterion, self.device, self.precision, self.channels_last, task, classes
         )
@@ -199,20 +208,26 @@ class _Run:
             "rng_cuda": torch.cuda.get_rng_state_all() if cuda else [],
             "state": s.to_dict(),
             "running": self.running.state(),
+            "fast_path": self.fast_path.to_dict() if self.fast_path else None,
         }
         path = save_checkpoint(self.out_dir, data, s.epoch + 1, s.step)
         self.reporter.emit(ArtifactEvent("checkpoint", str(path)))
 
-    def _restore(self) -> bool:
-        """Load the newest checkpoint; False when there is none."""
+    def _latest(self) -> tuple[Path, dict[str, Any]] | None:
+        """The newest checkpoint and its contents; None (with a warning) when there is none."""
         path = latest_checkpoint(self.out_dir)
         if path is None:
             self.info("no checkpoint to resume from; starting from the beginning", "warning")
-            return False
+            return None
         data = load_checkpoint(path)
         if data.get("format") != CHECKPOINT_FORMAT:
             raise TrainError("checkpoint_invalid", f"{path.name} has format {data.get('format')!r}")
-        if data["config"] != self.config.model_dump_json():
+        return path, data
+
+    def _restore(self, path: Path, data: dict[str, Any]) -> None:
+        # Read through the params model, so a checkpoint of an earlier version (`amp`) compares equal.
+        saved = type(self.config).model_validate_json(data["config"]).model_dump_json()
+        if saved != self.config.model_dump_json():
             self.info("the settings changed since the checkpoint; continuing with the new ones", "warning")
         self.model.load_state_dict(data["model"])
         self.optimizer.load_state_dict(data["optimizer"])
@@ -235,12 +250,68 @@ class _Run:
             if self.device.type == "cuda" and data["rng_cuda"]:
                 torch.cuda.set_rng_state_all(data["rng_cuda"])
         self.info(f"resumed from checkpoint {path.name}")
-        return True
+
+    # -- the fast path --------------------------------------------------------------------------
+
+    def _choose_fast_path(self, checkpoint: dict[str, Any] | None) -> FastPath:
+        """The checkpoint's fast path when resuming (an earlier version's: what it trained in),
+        else the one `fastpath.choose` measures; neither changes the weights or the random state."""
+        cfg, images = self.config, len(self.pipeline.input_shape) == 3
+        if checkpoint is not None:
+            saved = checkpoint.get("fast_path")
+            if saved is not None:
+                kept = FastPath.from_dict(saved)
+                return FastPath(
+                    kept.precision,
+                    kept.memory_format,
+                    f"kept from the checkpoint; {kept.reason}",
+                    kept.native_bf16,
+                    kept.probe_s,
+                    kept.measurements,
+                )
+            # Before the fast path: CUDA ran its AMP and channels_last rule, the CPU fp32 contiguous.
+            earlier = "checkpoint of an earlier version"
+            if self.device.type == "cpu":
+                return fixed(self.device, "fp32", "contiguous", images, earlier)
+            return fixed(self.device, cfg.precision, "auto", images, earlier)
+
+        def load_batches() -> list[tuple[Tensor, Tensor]]:
+            # Batches depend only on (seed, epoch): reading epoch 0's first ones changes no order.
+            batches = first_batches(self.pipeline.train.batches(0), 3)
+            return [self.evaluator.to_device(x, y) for x, y in batches]
+
+        convolutions = any(p.ndim == 4 for p in self.model.parameters())
+        probe = Probe(
+            model=self.model,
+            make_optimizer=lambda m: build_optimizer(m, cfg, self.device),
+            criterion=self.criterion,
+            load_batches=load_batches,
+            device=self.device,
+            total_steps=self.total_steps,
+            input_shape=tuple(self.pipeline.input_shape),
+            run_samples=self.pipeline.train.num_samples * cfg.epochs,
+            timing=self.probe_timing,
+        )
+        return choose(self.device, cfg.precision, cfg.memory_format, images and convolutions, probe)
+
+    def _use(self, fast_path: FastPath) -> None:
+        self.fast_path = fast_path
+        self.precision = fast_path.autocast()
+        self.channels_last = fast_path.channels_last
+        if self.channels_last:
+            # Parameters keep their identity (their data is replaced), so the optimizer still holds them.
+            self.model.to(memory_format=torch.channels_last)
+        self.evaluator.precision, self.evaluator.channels_last = self.precision, self.channels_last
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision.scaler)
 
     # -- the run --------------------------------------------------------------------------------
 
     def execute(self, resume: bool) -> TrainResult:
-        resumed = self._restore() if resume else False
+        latest = self._latest() if resume else None
+        self._use(self._choose_fast_path(latest[1] if latest else None))
+        if latest is not None:
+            self._restore(*latest)
+        resumed = latest is not None
         if not resume:
             for old in list_checkpoints(self.out_dir):
                 old.unlink()
@@ -263,8 +334,17 @@ class _Run:
                 resumed_from_epoch=s.epoch + 1 if resumed else None,
                 resumed_from_step=s.step if resumed else None,
                 batch_size=self.config.batch_size,
+                fast_path=self.fast_path.to_dict() if self.fast_path else None,
             )
         )
+        if self.fast_path is not None:
+            self.info(self.fast_path.summary())
+        scale = self.model.output_scale if isinstance(self.model, GraphModule) else None
+        if scale is not None and not resumed:
+            self.info(
+                f"the target is learned standardized (mean {scale[0]:.6g}, standard deviation "
+                f"{scale[1]:.6g}, from the training rows); predictions are in its own units"
+            )
         # A monitor connecting to a resumed run sees the whole curve, not only the new epochs.
         for i, values in enumerate(s.history):
             self.reporter.emit(MetricEvent("epoch", i + 1, self._step_at(i + 1), values))
@@ -454,7 +534,9 @@ class _Run:
         self.reporter.emit(ArtifactEvent("model", str(model_path)))
         device, network = str(self.device), self.network
         report = build_report(s, cfg, self.task, self.classes, self.pipeline, network, device, self.monitor)
+        report["fast_path"] = self.fast_path.to_dict() if self.fast_path else None
         timings = report_timings(s, self.pipeline) | {"wall_s": time.perf_counter() - self.started}
+        timings["probe_s"] = self.fast_path.probe_s if self.fast_path else 0.0
         report_path = self.out_dir / "report.json"
         write_json(report_path, report | {"test": test} | details | {"timings": timings})
         self.reporter.emit(ArtifactEvent("report", str(report_path)))

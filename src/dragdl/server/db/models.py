@@ -196,6 +196,10 @@ class Task(Base):
     worker_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
     worker_ref: Mapped[str | None] = mapped_column(String(200), nullable=True)
     """The runner's handle (Ray actor name) for stop and reconciliation."""
+    worker_node: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """The cluster node the current (or last) attempt was placed on."""
+    queued_reason: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """Why a QUEUED task has not started yet ({"code", "message", "details"}); None otherwise."""
     heartbeat_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, index=True)
     started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
@@ -247,3 +251,67 @@ class Model(Base):
     target: Mapped[str | None] = mapped_column(String(200), nullable=True, default=None)
     """The column a table model predicts; None for image models."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+class SweepStatus(enum.StrEnum):
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    STOPPED = "STOPPED"
+    FAILED = "FAILED"
+
+
+class Sweep(Base):
+    """A hyper-parameter search: trials of one base graph, each trial a normal task of the owner.
+
+    The Optuna study is rebuilt from the `sweep_trials` rows at each decision
+    (`dragdl.engine.sweep.study`), so these two tables are the whole state of a sweep."""
+
+    __tablename__ = "sweeps"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    graph_id: Mapped[str | None] = mapped_column(
+        ForeignKey("graphs.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    base_graph: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """The graph with its search section, as submitted."""
+    status: Mapped[SweepStatus] = mapped_column(Enum(SweepStatus, native_enum=False, length=16), index=True)
+    trials: Mapped[int] = mapped_column(Integer)
+    """The budget: how many trials in all."""
+    parallel: Mapped[int] = mapped_column(Integer)
+    objective: Mapped[str] = mapped_column(String(64))
+    direction: Mapped[str] = mapped_column(String(16))
+    sampler: Mapped[str] = mapped_column(String(16))
+    pruner: Mapped[str] = mapped_column(String(16))
+    seed: Mapped[int] = mapped_column(Integer, default=0)
+    resources: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    """What each trial's task reserves ({"cpus", "gpus"})."""
+    error: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, index=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+class SweepTrial(Base):
+    """One trial: the params Optuna chose, the task that trains them, and what the study saw."""
+
+    __tablename__ = "sweep_trials"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sweep_id: Mapped[str] = mapped_column(ForeignKey("sweeps.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    task_id: Mapped[str | None] = mapped_column(ForeignKey("tasks.id", ondelete="SET NULL"), nullable=True)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """`node.param` -> sampled value."""
+    state: Mapped[str] = mapped_column(String(16))
+    """RUNNING | COMPLETE | PRUNED | FAILED | STOPPED (`dragdl.engine.sweep.study.TrialState`)."""
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    intermediate: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    """Objective value per epoch ({"1": 0.91, ...}), read from the task's epoch metrics."""
+    system_attrs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    last_event_id: Mapped[int] = mapped_column(Integer, default=0)
+    """The task's last metric event already reported to the study."""
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+    __table_args__ = (Index("ix_sweep_trials_sweep_number", "sweep_id", "number", unique=True),)

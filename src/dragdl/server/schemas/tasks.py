@@ -56,6 +56,19 @@ class TaskError(BaseModel):
     node_id: str | None = Field(None, description="The graph node the error concerns, when known.")
 
 
+class QueuedReason(BaseModel):
+    code: str = Field(
+        description="no_node_fits: no node of the cluster can hold the task (it starts when one that can "
+        "joins); no_free_node: the nodes that can hold it are busy or kept for earlier tasks; "
+        "running_limit: as many of the owner's tasks run as allowed."
+    )
+    message: str
+    details: dict[str, float] = Field(
+        description="The figures of the reason: cpus and gpus the task needs; for no_node_fits also "
+        "nodes, node_cpus (the most CPUs on one node) and node_gpus; for running_limit, limit."
+    )
+
+
 class TaskPublic(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
@@ -70,6 +83,10 @@ class TaskPublic(BaseModel):
     resume: bool = Field(description="The next attempt continues from the newest checkpoint.")
     stop_requested: bool
     error: TaskError | None
+    queued_reason: QueuedReason | None = Field(
+        None,
+        description="Why a QUEUED task has not started yet; null when it is not waiting (or not yet known).",
+    )
     progress: float = Field(description="Share of the planned optimizer steps done, 0..1.")
     epoch: int = Field(description="The epoch in progress (1-based), or the last one finished.")
     best_metrics: dict[str, float] = Field(

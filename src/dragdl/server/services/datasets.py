@@ -48,6 +48,8 @@ MAX_TABLE_BYTES = 256 * 1024**2
 MAX_TABLE_CELLS = 20_000_000
 """Rows x columns of one table, checked before it is parsed (a Parquet file may be compressed far)."""
 MAX_TABLE_COLUMNS = 10_000
+MAX_HEADER_BYTES = 4 << 20
+"""The header row of a text table is read whole up to this size to count its columns."""
 UPLOADED_NODE = "dataset.uploaded"
 """The node type that reads an uploaded image dataset by its id."""
 TABLE_NODE = "dataset.table"
@@ -183,6 +185,13 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
     names = {Path(f.filename).suffix.lower() for f in files}
     if len(files) == 1 and Path(files[0].filename).suffix.lower() in TABLE_SUFFIXES:
         return _ingest_table(directory, root, files[0])
+    tables = [f.filename for f in files if Path(f.filename).suffix.lower() in TABLE_SUFFIXES]
+    if tables:
+        listed = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
+        raise UploadError(
+            f"a table is uploaded on its own, one file per dataset ({len(files)} files were sent with "
+            f"{listed}): upload each table as its own dataset"
+        )
     try:
         if names == {".npy"}:
             _place_bitmaps(files, root)
@@ -259,11 +268,23 @@ def check_table_shape(path: Path, suffix: str, filename: str) -> None:
     if suffix == ".parquet":
         _check_parquet(path, head, filename)
         return
+    if _utf16(head):
+        raise UploadError(
+            f"{filename}: the text is UTF-16; save the table as UTF-8 (in Excel: 'CSV UTF-8')", 415
+        )
     if b"\x00" in head:
         raise UploadError(f"{filename}: not a text table (it holds binary data)")
-    # Only counted here; a file that is not UTF-8 is named by the reader.
-    header = head.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
+    # Only counted here; a file that is not UTF-8 is named by the reader. The header row is read
+    # whole (up to a cap), so a very wide table is counted, not estimated from its first bytes.
+    with path.open("rb") as f:
+        first = f.readline(MAX_HEADER_BYTES + 1)
+    header = first.decode("utf-8-sig", errors="replace")
     columns = header.count("\t" if suffix == ".tsv" else ",") + 1
+    if len(first) > MAX_HEADER_BYTES and not first.endswith(b"\n"):
+        raise UploadError(
+            f"{filename}: the header row is longer than {MAX_HEADER_BYTES} bytes (over {columns} "
+            f"columns); the limit is {MAX_TABLE_COLUMNS} columns"
+        )
     with path.open("rb") as f:
         lines = sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
     if columns > MAX_TABLE_COLUMNS:
@@ -274,6 +295,17 @@ def check_table_shape(path: Path, suffix: str, filename: str) -> None:
             f"{MAX_TABLE_CELLS} cells",
             413,
         )
+
+
+def _utf16(head: bytes) -> bool:
+    """A UTF-16 text: its byte-order mark, or ASCII text with every other byte zero."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    sample = head[:4096]
+    if len(sample) < 8:
+        return False
+    even, odd = sample[0::2], sample[1::2]
+    return even.count(0) > 0.9 * len(even) or odd.count(0) > 0.9 * len(odd)
 
 
 def _check_parquet(path: Path, head: bytes, filename: str) -> None:

@@ -164,7 +164,8 @@ def training_script(db: Session, settings: Settings, row: Model) -> str:
         raise ModelFilesError(f"cannot write the training script: {problems}", 422)
     ctx = data_context_for(db, settings, owner)
     try:
-        return generate_script(inline_uploaded(manifest.graph, ctx), ctx)
+        # The script trains in what the run chose for its "auto" precision and memory format.
+        return generate_script(inline_uploaded(manifest.graph, ctx), ctx, fast_path=manifest.trained_with)
     except GraphInvalid as exc:
         problems = "; ".join(error.describe() for error in exc.errors)
         raise ModelFilesError(f"cannot write the training script: {problems}", 422) from None

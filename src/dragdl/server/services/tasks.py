@@ -109,6 +109,53 @@ def _within_caps(
     return cap_resources(settings, user, resources, str(node["id"]) if node else None)
 
 
+def check_fits_a_node(
+    runner: Runner | None, resources: dict[str, float | None], graph: dict[str, Any]
+) -> None:
+    """GraphRejected (422) naming the train node's `resources` when no node of the cluster could hold
+    the task: its worker is one process on one node. Unknown until the runner has connected (then
+    the scheduler keeps such a task QUEUED and says why)."""
+    from dragdl.runner.placement import can_ever_hold
+    from dragdl.runner.scheduler import needed
+
+    nodes = runner.nodes() if runner is not None else None
+    if nodes is None:
+        return
+    need = needed(resources, graph, nodes)
+    if can_ever_hold(need, nodes):
+        return
+    node = _train_node(graph)
+    problems = []
+    for name, unit, asked, most in (
+        ("cpus", "CPUs", need.cpus, max((n.total.cpus for n in nodes), default=0.0)),
+        ("gpus", "GPUs", need.gpus, max((n.total.gpus for n in nodes), default=0.0)),
+    ):
+        if asked > most:
+            problems.append(
+                GraphError(
+                    code="resources_exceed_nodes",
+                    message=f"the task asks for {asked:g} {unit} (resources.{name}), but no node of the "
+                    f"cluster has that many: the largest has {most:g}. A task runs on one node: ask for "
+                    f"at most {most:g}",
+                    node_id=str(node["id"]) if node else None,
+                    field=f"resources.{name}",
+                    details={"requested": asked, "largest": most},
+                )
+            )
+    if not problems:  # each fits some node, never both on one
+        problems.append(
+            GraphError(
+                code="resources_exceed_nodes",
+                message=f"the task asks for {need.cpus:g} CPUs and {need.gpus:g} GPUs, but no node of "
+                "the cluster has both: ask for fewer CPUs on a GPU node",
+                node_id=str(node["id"]) if node else None,
+                field="resources.cpus",
+                details={"requested": need.cpus, "largest": None},
+            )
+        )
+    raise GraphRejected("no node of the cluster can hold the task", problems)
+
+
 def _queue(
     db: Session,
     user: User,
@@ -136,18 +183,25 @@ def _queue(
     return task
 
 
-def submit(db: Session, settings: Settings, user: User, body: TaskCreate, runner: Runner | None) -> Task:
-    graph_id = None
-    if body.graph_id is not None:
-        row = graph_service.get_graph(db, user, body.graph_id)
+def requested_graph(
+    db: Session, user: User, graph_id: str | None, graph: dict[str, Any] | None, fallback_name: str
+) -> tuple[dict[str, Any], str | None, str]:
+    """The graph a request names (a saved graph of the caller's, by id) or sends inline: its JSON,
+    the saved graph's id (None inline) and the name to give what is made of it."""
+    if graph_id is not None:
+        row = graph_service.get_graph(db, user, graph_id)
         if row is None or row.owner_id != user.id:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no graph {body.graph_id!r}")
-        raw, graph_id, default_name = graph_service.current_data(db, row), row.id, row.name
-    else:
-        assert body.graph is not None
-        raw, default_name = body.graph, str(body.graph.get("name") or "task")
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no graph {graph_id!r}")
+        return graph_service.current_data(db, row), row.id, row.name
+    assert graph is not None
+    return graph, None, str(graph.get("name") or fallback_name)
+
+
+def submit(db: Session, settings: Settings, user: User, body: TaskCreate, runner: Runner | None) -> Task:
+    raw, graph_id, default_name = requested_graph(db, user, body.graph_id, body.graph, "task")
     data = check_graph(db, settings, user, raw)
     resources = _within_caps(settings, user, resources_for(body.resources, data), data)
+    check_fits_a_node(runner, resources, data)
     check_artifact_room(db, settings, user)
     task = _queue(
         db, user, data, body.name or default_name[:200], graph_id, body.priority, resources, "submitted"
@@ -331,6 +385,7 @@ def clone_task(db: Session, settings: Settings, user: User, task: Task, runner: 
     """A new queued task training the same graph from scratch (validated again: data may have changed)."""
     data = check_graph(db, settings, user, task.graph_snapshot)
     requested = _within_caps(settings, user, dict(task.resources or {}), data)
+    check_fits_a_node(runner, requested, data)
     check_artifact_room(db, settings, user)
     name = f"{task.name} (copy)"[:200]
     clone = _queue(

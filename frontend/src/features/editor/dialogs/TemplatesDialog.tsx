@@ -37,8 +37,9 @@ export function TemplatesDialog({ onClose, onOpen }: { onClose: () => void; onOp
           <ul className="templates">
             {templates.map((template) => (
               <li key={template.id} className="templates__card">
-                <h3>{template.name}</h3>
-                <p>{template.description}</p>
+                {/* Shipped templates are worded in the UI's language where a translation exists. */}
+                <h3>{t(`templateText.${template.id}.name`, { defaultValue: template.name })}</h3>
+                <p>{t(`templateText.${template.id}.description`, { defaultValue: template.description })}</p>
                 <div className="templates__foot">
                   <span className="pill">{t('templates.nodes', { count: template.graph.nodes.length })}</span>
                   <button type="button" className="btn btn--primary" onClick={() => onOpen(template.graph)}>

@@ -20,6 +20,26 @@ const GRAPH: GraphSpec = {
   edges: [{ source: 'data', target: 'conv' }],
 };
 
+describe('the search section', () => {
+  it('goes onto its nodes and back into the graph file, and counts for validation', () => {
+    const search = { conv: { out_channels: { type: 'choice' as const, values: [8, 16] } } };
+    const { nodes, edges, meta } = graphToFlow({ ...GRAPH, search }, CATALOG);
+    expect(nodes[1]!.data.search).toEqual(search.conv);
+    expect(nodes[0]!.data.search).toBeUndefined();
+    const back = flowToGraph(nodes, edges, meta);
+    expect(back.search).toEqual(search);
+    expect(validationKey(back)).not.toBe(validationKey({ ...back, search: undefined }));
+    expect('search' in flowToGraph(graphToFlow(GRAPH, CATALOG).nodes, edges, meta)).toBe(false);
+  });
+
+  it('survives an imported file', () => {
+    const parsed = parseGraphJson(
+      JSON.stringify({ ...GRAPH, search: { conv: { out_channels: { type: 'int', low: 4, high: 8 } } } }),
+    );
+    expect(parsed.ok && parsed.graph.search).toEqual({ conv: { out_channels: { type: 'int', low: 4, high: 8 } } });
+  });
+});
+
 describe('graphToFlow', () => {
   it('makes one React Flow node per graph node, typed by its catalog category', () => {
     const { nodes, meta } = graphToFlow(GRAPH, CATALOG);

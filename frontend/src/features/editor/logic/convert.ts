@@ -2,7 +2,8 @@
 import type { GraphEdgeSpec, GraphNodeSpec, GraphSpec, JsonObject } from '../../../api/types';
 import { findPort, type CatalogIndex } from '../../catalog/catalogIndex';
 import { layeredLayout, type LayoutView } from './layout';
-import type { EditorEdge, EditorNode, GraphMeta, NodeCategory, Snapshot } from './types';
+import { collectSearch, type SearchSection, type SearchSpec } from './search';
+import type { EditorEdge, EditorNode, EditorNodeData, GraphMeta, NodeCategory, Snapshot } from './types';
 
 export function categoryOf(kind: string, catalog: CatalogIndex): NodeCategory {
   return catalog.byType.get(kind)?.category ?? 'unknown';
@@ -15,8 +16,10 @@ export function makeNode(
   position: { x: number; y: number },
   catalog: CatalogIndex,
   label?: string | null,
+  search?: Record<string, SearchSpec>,
 ): EditorNode {
-  const data = label ? { kind, params, label } : { kind, params };
+  const data: EditorNodeData = label ? { kind, params, label } : { kind, params };
+  if (search && Object.keys(search).length) data.search = search;
   return { id, type: categoryOf(kind, catalog), position, data } as EditorNode;
 }
 
@@ -44,7 +47,15 @@ export function graphToFlow(
 ): { nodes: EditorNode[]; edges: EditorEdge[]; meta: GraphMeta } {
   const kinds = new Map(graph.nodes.map((node) => [node.id, node.type]));
   let nodes = graph.nodes.map((node) =>
-    makeNode(node.id, node.type, { ...(node.params ?? {}) }, node.position ?? { x: 0, y: 0 }, catalog, node.label),
+    makeNode(
+      node.id,
+      node.type,
+      { ...(node.params ?? {}) },
+      node.position ?? { x: 0, y: 0 },
+      catalog,
+      node.label,
+      graph.search?.[node.id],
+    ),
   );
   const usedIds = new Set<string>();
   const edges = graph.edges.map((edge, index) => {
@@ -61,6 +72,7 @@ export function graphToFlow(
 }
 
 export function flowToGraph(nodes: readonly EditorNode[], edges: readonly EditorEdge[], meta: GraphMeta): GraphSpec {
+  const search = collectSearch(nodes);
   return {
     version: 1,
     name: meta.name,
@@ -83,6 +95,7 @@ export function flowToGraph(nodes: readonly EditorNode[], edges: readonly Editor
       sourceHandle: edge.sourceHandle ?? null,
       targetHandle: edge.targetHandle ?? null,
     })),
+    ...(search ? { search } : {}),
   };
 }
 
@@ -91,6 +104,7 @@ export function validationKey(graph: GraphSpec): string {
   return JSON.stringify([
     graph.nodes.map((node) => [node.id, node.type, node.params ?? {}]),
     graph.edges.map((edge) => [edge.source, edge.target, edge.sourceHandle ?? null, edge.targetHandle ?? null]),
+    graph.search ?? null,
   ]);
 }
 
@@ -149,6 +163,7 @@ export function parseGraphJson(text: string): ParsedGraph {
           typeof (e as GraphEdgeSpec).source === 'string' &&
           typeof (e as GraphEdgeSpec).target === 'string',
       ),
+      ...(record.search && typeof record.search === 'object' ? { search: record.search as SearchSection } : {}),
     },
   };
 }

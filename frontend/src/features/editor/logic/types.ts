@@ -1,5 +1,6 @@
 import type { Edge, Node } from '@xyflow/react';
 import type { Category, JsonObject } from '../../../api/types';
+import type { SearchSpec } from './search';
 
 /** What a node carries: plain JSON only, exactly what the graph file stores (STYLE.md item 8). */
 export type EditorNodeData = {
@@ -7,6 +8,8 @@ export type EditorNodeData = {
   kind: string;
   params: JsonObject;
   label?: string;
+  /** This node's part of the graph's search section: param -> range or choices. */
+  search?: Record<string, SearchSpec>;
 };
 
 /** React Flow node types are the catalog categories; 'unknown' shows a type the catalog lacks. */

@@ -142,6 +142,15 @@ export function CatalogNodeCard({ id, data, selected, type }: NodeProps<EditorNo
           {title}
         </span>
         {entry?.random && <span className="dnode__tag">{t('palette.random')}</span>}
+        {data.search && (
+          <span
+            className="dnode__tag dnode__tag--search"
+            data-searched={Object.keys(data.search).length}
+            title={t('sweeps.search.badgeHelp', { count: Object.keys(data.search).length })}
+          >
+            {t('sweeps.search.badge')}
+          </span>
+        )}
         {errors.length > 0 && <ErrorBadge errors={errors} kind={data.kind} title={title} />}
       </header>
       <div className="dnode__ports" style={{ height: portRows * PORT_ROW_HEIGHT + 8 }}>

@@ -11,6 +11,8 @@ import type { EditorNode, GraphMeta } from '../logic/types';
 import { CategoryIcon } from '../nodes/CategoryIcon';
 import { DatasetSelect } from './DatasetSelect';
 import { FieldControl, fieldHelp } from './fields';
+import { SearchControl } from './SearchControl';
+import type { SearchSpec } from '../logic/search';
 
 interface Props {
   catalog: CatalogIndex;
@@ -21,6 +23,7 @@ interface Props {
   onMetaChange: (meta: GraphMeta) => void;
   onParamChange: (nodeId: string, name: string, value: JsonValue | undefined) => void;
   onLabelChange: (nodeId: string, label: string) => void;
+  onSearchChange: (nodeId: string, name: string, spec: SearchSpec | undefined) => void;
 }
 
 const fieldMatches = (error: GraphError, name: string) =>
@@ -33,6 +36,7 @@ function NodeProperties({
   shape,
   onParamChange,
   onLabelChange,
+  onSearchChange,
 }: {
   node: EditorNode;
   catalog: CatalogIndex;
@@ -40,6 +44,7 @@ function NodeProperties({
   shape: string | undefined;
   onParamChange: Props['onParamChange'];
   onLabelChange: Props['onLabelChange'];
+  onSearchChange: Props['onSearchChange'];
 }) {
   const { t, i18n } = useTranslation();
   const baseId = useId();
@@ -149,6 +154,12 @@ function NodeProperties({
             <p id={helpId} className="field__help">
               {fieldHelp(field, t('props.listHelp'))}
             </p>
+            <SearchControl
+              field={field}
+              value={node.data.params[field.name]}
+              spec={node.data.search?.[field.name]}
+              onChange={(spec) => onSearchChange(node.id, field.name, spec)}
+            />
           </div>
         );
       })}
@@ -253,6 +264,7 @@ export const PropertyPanel = memo(function PropertyPanel(props: Props) {
         shape={validation?.shapes[node.id]}
         onParamChange={props.onParamChange}
         onLabelChange={props.onLabelChange}
+        onSearchChange={props.onSearchChange}
       />
     );
   } else if (selected.length > 1) {

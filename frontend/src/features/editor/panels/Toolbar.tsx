@@ -31,6 +31,8 @@ interface Props {
   onTrain: () => void;
   /** Train in progress: checking the graph, or the dialog is starting the task. */
   training: 'checking' | 'starting' | null;
+  /** Start a sweep (the Sweep dialog); shown only while the graph has searched params. */
+  onSweep?: () => void;
 }
 
 function ToolButton({
@@ -109,6 +111,7 @@ const ICONS = {
   save: 'M5 3h11l4 4v12a2 2 0 0 1-2 2H6a2 2 0 0 1-2-2V5a1 1 0 0 1 1-2Zm3 0v5h7V3M7 21v-7h10v7',
   versions: 'M12 8v4l3 2M3.05 11a9 9 0 1 1 .5 4M3 4v5h5',
   train: 'M7 4.5v15a1 1 0 0 0 1.5.86l12-7.5a1 1 0 0 0 0-1.72l-12-7.5A1 1 0 0 0 7 4.5Z',
+  sweep: 'M4 20V10M10 20V4M16 20v-7M22 20H2M4 10l6-6 6 9 5-5',
   help: 'M12 22a10 10 0 1 0 0-20 10 10 0 0 0 0 20ZM9.1 9a3 3 0 0 1 5.8 1c0 2-3 3-3 3M12 17h.01',
 };
 
@@ -246,6 +249,18 @@ export const Toolbar = memo(function Toolbar(props: Props) {
       <div className="toolbar__status">
         <StatusPill validation={props.validation} />
       </div>
+      {props.onSweep && (
+        <button
+          type="button"
+          className="btn toolbar__sweep"
+          onClick={props.onSweep}
+          title={t('sweeps.dialog.buttonHelp')}
+          data-action="sweep"
+        >
+          <Icon d={ICONS.sweep} />
+          <span>{t('sweeps.dialog.button')}</span>
+        </button>
+      )}
       <TrainButton onTrain={props.onTrain} training={props.training} />
     </div>
   );

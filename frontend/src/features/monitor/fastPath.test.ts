@@ -1,0 +1,44 @@
+import i18next, { type TFunction } from 'i18next';
+import { describe, expect, it } from 'vitest';
+import { fastPathLine } from './fastPath';
+import { monitorMessages } from './messages';
+
+const i18n = i18next.createInstance();
+await i18n.init({
+  resources: { en: { translation: monitorMessages.en }, zh: { translation: monitorMessages.zh } },
+  lng: 'en',
+  interpolation: { escapeValue: false },
+});
+const t = i18n.t.bind(i18n) as TFunction;
+
+const measured = {
+  precision: 'bf16',
+  memory_format: 'channels_last',
+  reason: 'measured fastest, 2.05x fp32 contiguous',
+  speedup: 2.05,
+  measurements: [{}, {}, {}],
+};
+
+describe('fast path line', () => {
+  it('says what was measured, in both languages', () => {
+    expect(fastPathLine(measured, t)).toBe('bf16 · channels last (measured: 2.05× the fp32 speed)');
+    expect(fastPathLine(measured, i18n.getFixedT('zh') as TFunction)).toBe(
+      'bf16 · 通道在后（实测：fp32 速度的 2.05 倍）',
+    );
+  });
+
+  it('tells a kept choice and an unmeasured one apart', () => {
+    const kept = { ...measured, reason: 'kept from the checkpoint; measured fastest' };
+    expect(fastPathLine(kept, t)).toBe('bf16 · channels last (kept from the checkpoint)');
+    const small = { ...measured, precision: 'fp32', memory_format: 'contiguous', speedup: null, measurements: [] };
+    expect(fastPathLine(small, t)).toBe('fp32 · contiguous');
+    expect(fastPathLine({ ...measured, speedup: 1, measurements: [{}, {}] }, t)).toBe(
+      'bf16 · channels last (measured: nothing faster)',
+    );
+  });
+
+  it('shows nothing for runs recorded before the fast path', () => {
+    expect(fastPathLine(undefined, t)).toBeNull();
+    expect(fastPathLine(null, t)).toBeNull();
+  });
+});

@@ -1,0 +1,32 @@
+import type { TFunction } from 'i18next';
+
+/** What the trainer's start event says a run trains in (`FastPath.to_dict()` in the engine). */
+interface FastPath {
+  precision: string;
+  memory_format: string;
+  reason: string;
+  speedup: number | null;
+  measurements: unknown[];
+}
+
+function isFastPath(value: unknown): value is FastPath {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as FastPath).precision === 'string' &&
+    typeof (value as FastPath).memory_format === 'string'
+  );
+}
+
+/** One line for the run's summary: the precision and layout, and whether they were measured or kept. */
+export function fastPathLine(value: unknown, t: TFunction): string | null {
+  if (!isFastPath(value)) return null;
+  const layout = t(`monitor.fastPath.layout.${value.memory_format}`, { defaultValue: value.memory_format });
+  const choice = t('monitor.fastPath.value', { precision: value.precision, layout });
+  if (value.reason.startsWith('kept from the checkpoint')) return t('monitor.fastPath.kept', { choice });
+  if (value.measurements.length > 1 && value.speedup !== null) {
+    if (value.speedup > 1) return t('monitor.fastPath.measured', { choice, speedup: value.speedup.toFixed(2) });
+    return t('monitor.fastPath.probed', { choice });
+  }
+  return choice;
+}

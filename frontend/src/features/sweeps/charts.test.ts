@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import type { SweepDetail, Trial } from './api';
+import { bestSoFar, formatObjective, formatParam, lastValue, parallelOption, searchAxes } from './charts';
+
+const trial = (number: number, state: Trial['state'], value: number | null, over: Partial<Trial> = {}): Trial => ({
+  number,
+  task_id: `t${number}`,
+  task_status: 'SUCCEEDED',
+  params: { 'train.lr': 0.001 * (number + 1), 'train.optimizer': number % 2 ? 'sgd' : 'adam' },
+  state,
+  value,
+  intermediate: value === null ? {} : { '1': value / 2, '2': value },
+  created_at: '2026-01-01T00:00:00',
+  started_at: null,
+  finished_at: null,
+  ...over,
+});
+
+const detail = (trials: Trial[]): SweepDetail => ({
+  id: 's',
+  name: 'sweep',
+  graph_id: null,
+  status: 'RUNNING',
+  trials: 8,
+  parallel: 2,
+  objective: 'val_accuracy',
+  direction: 'maximize',
+  sampler: 'tpe',
+  pruner: 'median',
+  seed: 0,
+  error: null,
+  created_at: '2026-01-01T00:00:00',
+  finished_at: null,
+  counts: {},
+  best_value: null,
+  search: {
+    train: {
+      lr: { type: 'float', low: 1e-4, high: 1e-2, log: true },
+      optimizer: { type: 'choice', values: ['adam', 'sgd'] },
+    },
+  },
+  trial_list: trials,
+  best_trial: null,
+  importance: {},
+});
+
+describe('searchAxes', () => {
+  it('makes a log axis of a log range and a category axis of choices, in the section order', () => {
+    expect(searchAxes(detail([]).search)).toEqual([
+      { key: 'train.lr', kind: 'number', log: true },
+      { key: 'train.optimizer', kind: 'category', log: false, values: ['adam', 'sgd'] },
+    ]);
+  });
+});
+
+describe('bestSoFar', () => {
+  it('follows the best complete trial, skipping pruned and running ones', () => {
+    const trials = [
+      trial(2, 'COMPLETE', 0.8),
+      trial(0, 'COMPLETE', 0.7),
+      trial(1, 'PRUNED', 0.95),
+      trial(3, 'COMPLETE', 0.75),
+      trial(4, 'RUNNING', null),
+    ];
+    expect(bestSoFar(trials, 'maximize')).toEqual([
+      [0, 0.7],
+      [2, 0.8],
+      [3, 0.8],
+    ]);
+    expect(bestSoFar(trials, 'minimize')).toEqual([
+      [0, 0.7],
+      [2, 0.7],
+      [3, 0.7],
+    ]);
+  });
+});
+
+describe('parallelOption', () => {
+  it('draws one line per trial with a value, its params then its objective, grouped by state', () => {
+    const option = parallelOption(
+      detail([trial(0, 'COMPLETE', 0.9), trial(1, 'PRUNED', 0.5), trial(2, 'RUNNING', null)]),
+      {
+        objective: 'val_accuracy',
+        state: (state) => state.toLowerCase(),
+      },
+    );
+    expect(option.parallelAxis.map((axis) => [axis.name, axis.type])).toEqual([
+      ['train.lr', 'log'],
+      ['train.optimizer', 'category'],
+      ['val_accuracy', 'value'],
+    ]);
+    expect(option.series.map((series) => series.name)).toEqual(['complete', 'pruned']);
+    expect(option.series[0]!.data).toEqual([{ name: '#0', value: [0.001, 'adam', 0.9] }]);
+  });
+});
+
+describe('formatting', () => {
+  it('shows params and objectives compactly', () => {
+    expect(formatParam(0.000123456)).toBe('1.23e-4');
+    expect(formatParam(0.35)).toBe('0.35');
+    expect(formatParam(64)).toBe('64');
+    expect(formatParam('adam')).toBe('adam');
+    expect(formatObjective(0.98765, true)).toBe('98.77%');
+    expect(formatObjective(0.1234567, false)).toBe('0.1235');
+    expect(formatObjective(null, true)).toBe('—');
+    expect(lastValue(trial(0, 'COMPLETE', 0.9))).toBe(0.9);
+  });
+});

@@ -1,0 +1,187 @@
+"""The Optuna study of a sweep, rebuilt from the stored trials whenever it is needed.
+
+Optuna samples (random, grid, TPE) and prunes (median, successive halving); DragDL stores the
+trials in its own tables. The study is a pure function of those rows: every decision (the next
+trial's params, whether a running trial is pruned) rebuilds an in-memory study with
+`study.add_trial` and asks it. Nothing of Optuna's lives across calls, so a sweep continues after a
+server restart from the database alone, on SQLite and PostgreSQL alike, without Optuna's own schema.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from dragdl.engine.sweep.check import grid_values
+from dragdl.engine.sweep.space import FloatRange, IntRange, Scalar, SearchSection, key, searched
+
+if TYPE_CHECKING:
+    from optuna import Study
+    from optuna.distributions import BaseDistribution
+
+SamplerName = Literal["random", "grid", "tpe"]
+PrunerName = Literal["none", "median", "halving"]
+Direction = Literal["maximize", "minimize"]
+TrialState = Literal["RUNNING", "COMPLETE", "PRUNED", "FAILED", "STOPPED"]
+"""A trial's state in DragDL: a user-stopped or failed trial counts as failed for the sampler."""
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What a sweep searches and how: everything the study needs besides the trials."""
+
+    section: SearchSection
+    direction: Direction
+    sampler: SamplerName = "tpe"
+    pruner: PrunerName = "median"
+    seed: int = 0
+    trials: int = 16
+
+
+@dataclass
+class StoredTrial:
+    number: int
+    params: dict[str, Scalar]
+    state: TrialState
+    value: float | None = None
+    intermediate: dict[int, float] = field(default_factory=dict)
+    """Objective value per epoch (1-based), as the pruner sees it."""
+    system_attrs: dict[str, Any] = field(default_factory=dict)
+    """What the sampler and pruner keep on a trial (the grid point, successive-halving rungs)."""
+
+
+def _optuna() -> Any:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def distributions(section: SearchSection) -> dict[str, BaseDistribution]:
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    result: dict[str, BaseDistribution] = {}
+    for node_id, param, spec in searched(section):
+        if isinstance(spec, FloatRange):
+            result[key(node_id, param)] = FloatDistribution(spec.low, spec.high, log=spec.log, step=spec.step)
+        elif isinstance(spec, IntRange):
+            step = 1 if spec.log else spec.step
+            result[key(node_id, param)] = IntDistribution(spec.low, spec.high, log=spec.log, step=step)
+        else:
+            result[key(node_id, param)] = CategoricalDistribution(spec.values)
+    return result
+
+
+def grid(section: SearchSection) -> dict[str, list[Scalar]]:
+    """The grid of a grid sweep; ValueError naming the first param that has none."""
+    result: dict[str, list[Scalar]] = {}
+    for node_id, param, spec in searched(section):
+        values = grid_values(spec)
+        if values is None:
+            raise ValueError(f"{node_id}.{param}: a grid sweep needs a step for a real range, or choices")
+        result[key(node_id, param)] = values
+    return result
+
+
+def grid_size(section: SearchSection) -> int:
+    return math.prod(len(values) for values in grid(section).values())
+
+
+def _sampler(plan: SweepPlan, trials_so_far: int) -> Any:
+    optuna = _optuna()
+    # A fresh sampler per decision: offset the seed so a rebuilt study does not repeat a draw.
+    seed = plan.seed + trials_so_far
+    if plan.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if plan.sampler == "grid":
+        return optuna.samplers.GridSampler(grid(plan.section), seed=plan.seed)
+    startup = max(2, min(10, plan.trials // 3))
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup)
+
+
+def _pruner(plan: SweepPlan) -> Any:
+    optuna = _optuna()
+    if plan.pruner == "median":
+        # Compared with the finished trials at the same epoch once two have finished.
+        return optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=0)
+    if plan.pruner == "halving":
+        return optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)
+    return optuna.pruners.NopPruner()
+
+
+_OPTUNA_STATE = {
+    "RUNNING": "RUNNING",
+    "COMPLETE": "COMPLETE",
+    "PRUNED": "PRUNED",
+    "FAILED": "FAIL",
+    "STOPPED": "FAIL",
+}
+
+
+def build_study(plan: SweepPlan, stored: list[StoredTrial]) -> Study:
+    optuna = _optuna()
+    from optuna.trial import TrialState as OptunaState
+    from optuna.trial import create_trial
+
+    study: Study = optuna.create_study(
+        direction=plan.direction, sampler=_sampler(plan, len(stored)), pruner=_pruner(plan)
+    )
+    dists = distributions(plan.section)
+    for trial in sorted(stored, key=lambda t: t.number):
+        state = OptunaState[_OPTUNA_STATE[trial.state]]
+        value = trial.value if state == OptunaState.COMPLETE else None
+        if state == OptunaState.COMPLETE and value is None:
+            state = OptunaState.FAIL
+        study.add_trial(
+            create_trial(
+                state=state,
+                value=value,
+                params={name: trial.params[name] for name in dists if name in trial.params},
+                distributions={name: dists[name] for name in dists if name in trial.params},
+                intermediate_values=dict(trial.intermediate),
+                system_attrs={**trial.system_attrs, "dragdl_number": trial.number},
+            )
+        )
+    return study
+
+
+def ask(plan: SweepPlan, stored: list[StoredTrial]) -> tuple[dict[str, Scalar], dict[str, Any]]:
+    """The next trial's params (`node.param` -> value) and what the sampler keeps on it."""
+    study = build_study(plan, stored)
+    trial = study.ask(distributions(plan.section))
+    frozen = study._storage.get_trial(trial._trial_id)  # the params and attrs the sampler set
+    return dict(frozen.params), _plain(frozen.system_attrs)
+
+
+def should_prune(plan: SweepPlan, stored: list[StoredTrial], number: int) -> tuple[bool, dict[str, Any]]:
+    """Whether the running trial `number` should stop now, from its intermediate values and the
+    others'; with the system attrs the pruner updated (successive-halving rungs)."""
+    study = build_study(plan, stored)
+    for frozen in study.get_trials(deepcopy=False):
+        if frozen.system_attrs.get("dragdl_number") == number:
+            pruned = bool(study.pruner.prune(study, frozen))
+            attrs = study._storage.get_trial(frozen._trial_id).system_attrs
+            return pruned, _plain(attrs)
+    raise KeyError(number)
+
+
+def importance(plan: SweepPlan, stored: list[StoredTrial]) -> dict[str, float]:
+    """Each param's importance for the objective (fANOVA); empty below two complete trials."""
+    complete = [t for t in stored if t.state == "COMPLETE" and t.value is not None]
+    if len(complete) < 2:
+        return {}
+    optuna = _optuna()
+    study = build_study(plan, complete)
+    try:
+        found = optuna.importance.get_param_importances(
+            study, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=plan.seed)
+        )
+    except (RuntimeError, ValueError):
+        return {}  # e.g. every complete trial has the same value of every param
+    return {name: float(value) for name, value in found.items()}
+
+
+def _plain(attrs: dict[str, Any]) -> dict[str, Any]:
+    """System attrs without DragDL's own bookkeeping, as JSON."""
+    return {name: value for name, value in attrs.items() if name != "dragdl_number"}

@@ -1,0 +1,261 @@
+"""Sweeps: create (validate the graph and its search section), list, inspect, stop, resume; the best
+trial's graph and model. Owner-scoped like tasks: another user's sweep does not exist for the caller.
+
+The trials are run by `dragdl.runner.sweep_driver`; this module only writes what a user asked for
+and wakes the driver.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from fastapi import HTTPException, status
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from dragdl.engine.graph.errors import GraphError
+from dragdl.runner.base import Runner
+from dragdl.server.db.models import Model, Sweep, SweepStatus, SweepTrial, Task, TaskStatus, User, utcnow
+from dragdl.server.schemas.sweeps import SweepCreate, SweepDetail, SweepSummary, TrialPublic
+from dragdl.server.services import tasks as task_service
+from dragdl.server.services.graphs import GraphRejected
+from dragdl.server.services.limits import cap_resources, check_artifact_room
+from dragdl.server.settings import Settings
+
+
+class Waker(Protocol):
+    """The sweep driver (`app.state.sweeps`), woken after a change so it acts at once."""
+
+    def wake(self) -> None: ...
+
+
+TRIAL_STATES = ("RUNNING", "COMPLETE", "PRUNED", "FAILED", "STOPPED")
+
+
+def _rejected(message: str, field: str, node_id: str | None = None) -> GraphRejected:
+    return GraphRejected(
+        message, [GraphError(code="sweep_invalid", message=message, node_id=node_id, field=field)]
+    )
+
+
+def create(
+    db: Session,
+    settings: Settings,
+    user: User,
+    body: SweepCreate,
+    runner: Runner | None,
+    driver: Waker | None,
+) -> Sweep:
+    from dragdl.engine.graph.train_node import find_train_node
+    from dragdl.engine.sweep.objective import direction, objectives
+
+    raw, graph_id, default_name = task_service.requested_graph(db, user, body.graph_id, body.graph, "sweep")
+    data = task_service.check_graph(db, settings, user, raw)
+    if not data.get("search"):
+        raise _rejected("the graph searches no parameter: mark at least one as searched", "search")
+    train = find_train_node(data)
+    train_id = str(train[0]["id"]) if train else None
+    choices = objectives(data)
+    objective = body.objective or (choices[0] if choices else "")
+    if objective not in choices:
+        raise _rejected(f"objective {objective!r} is not one of {', '.join(choices)}", "objective", train_id)
+    trials = body.trials
+    if body.sampler == "grid":
+        trials = min(trials, _grid_size(data))
+    resources = task_service.resources_for(body.resources, data)
+    resources = cap_resources(settings, user, resources, train_id)
+    check_artifact_room(db, settings, user)
+    sweep = Sweep(
+        owner_id=user.id,
+        name=(body.name or default_name)[:180],
+        graph_id=graph_id,
+        base_graph=data,
+        status=SweepStatus.RUNNING,
+        trials=trials,
+        parallel=body.parallel,
+        objective=objective,
+        direction=direction(data, objective),
+        sampler=body.sampler,
+        pruner=body.pruner,
+        seed=body.seed,
+        resources=resources,
+    )
+    db.add(sweep)
+    db.commit()
+    _wake(runner, driver)
+    return sweep
+
+
+def _grid_size(data: dict[str, Any]) -> int:
+    from pydantic import TypeAdapter
+
+    from dragdl.engine.sweep.space import SearchSection, searched
+    from dragdl.engine.sweep.study import grid_size
+
+    section = TypeAdapter(SearchSection).validate_python(data["search"])
+    for node_id, param, spec in searched(section):
+        if getattr(spec, "type", "") == "float" and getattr(spec, "step", None) is None:
+            raise _rejected(
+                f"a grid sweep needs a step for {param} (a real range), or choices", param, node_id
+            )
+    return grid_size(section)
+
+
+def _wake(runner: Runner | None, driver: Waker | None) -> None:
+    for part in (runner, driver):
+        if part is not None:
+            part.wake()
+
+
+# --- reading --------------------------------------------------------------------------------------
+
+
+def list_sweeps(db: Session, user: User, offset: int, limit: int) -> tuple[list[SweepSummary], int]:
+    where = [Sweep.owner_id == user.id]
+    count = db.scalar(select(func.count()).select_from(Sweep).where(*where)) or 0
+    rows = db.scalars(
+        select(Sweep).where(*where).order_by(Sweep.created_at.desc(), Sweep.id).offset(offset).limit(limit)
+    )
+    return [_summary(sweep, _trials(db, sweep)) for sweep in rows], count
+
+
+def get_sweep(db: Session, user: User, sweep_id: str) -> Sweep:
+    """The user's sweep (administrators: anyone's); another user's is a 404."""
+    query = select(Sweep).where(Sweep.id == sweep_id)
+    if not user.is_admin:
+        query = query.where(Sweep.owner_id == user.id)
+    sweep = db.scalar(query)
+    if sweep is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no sweep {sweep_id!r}")
+    return sweep
+
+
+def _trials(db: Session, sweep: Sweep) -> list[SweepTrial]:
+    return list(
+        db.scalars(select(SweepTrial).where(SweepTrial.sweep_id == sweep.id).order_by(SweepTrial.number))
+    )
+
+
+def _best(sweep: Sweep, trials: list[SweepTrial]) -> SweepTrial | None:
+    complete = [t for t in trials if t.state == "COMPLETE" and t.value is not None]
+    if not complete:
+        return None
+    sign = 1.0 if sweep.direction == "maximize" else -1.0
+    return max(complete, key=lambda t: (sign * (t.value or 0.0), -t.number))
+
+
+def _summary(sweep: Sweep, trials: list[SweepTrial]) -> SweepSummary:
+    counts = {state: sum(1 for t in trials if t.state == state) for state in TRIAL_STATES}
+    best = _best(sweep, trials)
+    public = SweepSummary.model_validate(
+        {**_columns(sweep), "counts": counts, "best_value": None if best is None else best.value}
+    )
+    return public
+
+
+def _columns(sweep: Sweep) -> dict[str, Any]:
+    from dragdl.server.schemas.sweeps import SweepPublic
+
+    return SweepPublic.model_validate(sweep).model_dump()
+
+
+def detail(db: Session, sweep: Sweep) -> SweepDetail:
+    from dragdl.engine.sweep.study import importance
+    from dragdl.runner.sweep_driver import plan_of, stored_trials
+
+    trials = _trials(db, sweep)
+    tasks = {
+        t.id: t for t in db.scalars(select(Task).where(Task.id.in_([r.task_id for r in trials if r.task_id])))
+    }
+    best = _best(sweep, trials)
+    summary = _summary(sweep, trials)
+    return SweepDetail(
+        **summary.model_dump(),
+        search=sweep.base_graph.get("search") or {},
+        trial_list=[_trial(row, tasks.get(row.task_id or "")) for row in trials],
+        best_trial=None if best is None else best.number,
+        importance=importance(plan_of(sweep), stored_trials(trials)),
+    )
+
+
+def _trial(row: SweepTrial, task: Task | None) -> TrialPublic:
+    return TrialPublic(
+        number=row.number,
+        task_id=row.task_id,
+        task_status=None if task is None else task.status,
+        params=row.params,
+        state=row.state,
+        value=row.value,
+        intermediate={str(k): float(v) for k, v in (row.intermediate or {}).items()},
+        created_at=row.created_at,
+        started_at=None if task is None else task.started_at,
+        finished_at=row.finished_at or (None if task is None else task.finished_at),
+    )
+
+
+# --- actions --------------------------------------------------------------------------------------
+
+
+def stop(db: Session, sweep: Sweep, runner: Runner | None, driver: Waker | None) -> Sweep:
+    """No new trials; the running trials' tasks stop the task center's way (their trials end STOPPED)."""
+    if sweep.status != SweepStatus.RUNNING:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"sweep {sweep.id} is {sweep.status.value}: cannot stop it"
+        )
+    sweep.status, sweep.finished_at = SweepStatus.STOPPED, utcnow()
+    db.commit()
+    for row in _trials(db, sweep):
+        task = db.get(Task, row.task_id) if row.task_id and row.state == "RUNNING" else None
+        if task is not None and task.status in (TaskStatus.QUEUED, TaskStatus.RUNNING):
+            task_service.stop_task(db, task, runner)
+    _wake(runner, driver)
+    db.refresh(sweep)
+    return sweep
+
+
+def resume(db: Session, sweep: Sweep, runner: Runner | None, driver: Waker | None) -> Sweep:
+    """A stopped sweep continues: its stopped trials resume their tasks from their last checkpoint,
+    and new trials are asked for until the budget is spent."""
+    if sweep.status != SweepStatus.STOPPED:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"sweep {sweep.id} is {sweep.status.value}: cannot resume it"
+        )
+    for row in _trials(db, sweep):
+        task = db.get(Task, row.task_id) if row.task_id and row.state == "STOPPED" else None
+        if task is not None and task.status in (TaskStatus.STOPPED, TaskStatus.FAILED):
+            task_service.retry_task(db, task, runner)
+            row.state, row.finished_at = "RUNNING", None
+    sweep.status, sweep.finished_at = SweepStatus.RUNNING, None
+    db.commit()
+    _wake(runner, driver)
+    db.refresh(sweep)
+    return sweep
+
+
+def best_graph(db: Session, sweep: Sweep) -> dict[str, Any]:
+    """The base graph with the best trial's values, for "open the best in the editor"."""
+    from dragdl.engine.sweep.space import substitute
+
+    best = _best(sweep, _trials(db, sweep))
+    if best is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"sweep {sweep.id} has no complete trial yet")
+    graph = substitute(sweep.base_graph, best.params)
+    graph["name"] = f"{sweep.name} (best: trial {best.number + 1})"[:200]
+    return graph
+
+
+def register_best(db: Session, sweep: Sweep) -> Model:
+    """The best trial's model (every succeeded task leaves one), named after the sweep."""
+    best = _best(sweep, _trials(db, sweep))
+    model = None
+    if best is not None and best.task_id is not None:
+        model = db.scalar(
+            select(Model).where(Model.task_id == best.task_id, Model.owner_id == sweep.owner_id)
+        )
+    if model is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"sweep {sweep.id} has no complete trial with a model yet"
+        )
+    model.name = f"{sweep.name} (best of sweep)"[:200]
+    db.commit()
+    return model

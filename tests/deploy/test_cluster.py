@@ -1,0 +1,150 @@
+"""The compose topology on one host without Docker: a Ray head without CPUs, a Ray worker, and the API
+container's command (deploy/docker/dragdl-serve) joining them; a task submitted to the API trains on
+the worker (the only node with a CPU) and writes its model into the shared data dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
+from pathlib import Path
+
+import httpx
+import pytest
+
+from dragdl.examples import __file__ as examples_init
+
+from ..servers import free_port
+from .manifests import SERVE_SCRIPT
+
+pytestmark = pytest.mark.slow
+
+RAY = str(Path(sys.executable).with_name("ray"))
+FINISHED = ("SUCCEEDED", "FAILED", "STOPPED")
+
+
+def _log_tail(log: Path) -> str:
+    """The log's last lines, without the access lines of the test's own polling."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    kept = [line for line in lines if '"GET /api/' not in line]
+    return "\n".join(kept[-40:])
+
+
+def _wait_for(
+    condition: Callable[[], bool], timeout_s: float, what: str, log: Path, state: Callable[[], object] = str
+) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            logs = "\n".join(f"--- {f.name}\n{_log_tail(f)}" for f in sorted(log.parent.glob("*.log")))
+            pytest.fail(f"{what} not within {timeout_s:.0f} s; last state: {state()}\n{logs}")
+        time.sleep(0.5)
+
+
+@contextmanager
+def _process(command: list[str], log: Path, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    """A process in its own session, ended with everything it started (Ray's daemons included)."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+        try:
+            yield process
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            with suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=30)
+            # `ray start --block` leaves daemons of its session behind on SIGTERM.
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def _ray_healthy(address: str) -> bool:
+    return subprocess.run([RAY, "health-check", "--address", address], capture_output=True).returncode == 0
+
+
+def _node_ports() -> list[str]:
+    """Ports of a Ray node's own, picked here: nodes on one host otherwise may pick (and cache) the
+    same ones, and a raylet that loses the race dies with "Address already in use"."""
+    names = ["node-manager", "object-manager", "dashboard-agent-listen", "dashboard-agent-grpc"]
+    names += ["metrics-export", "runtime-env-agent"]
+    return [f"--{name}-port={free_port()}" for name in names]
+
+
+def test_a_task_trains_on_the_ray_worker_of_the_api_cluster(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        # As docker-compose.yml and the Kubernetes config set it: Ray is reachable on the private
+        # network alone. Without it, a head enables token authentication whenever a token file
+        # exists in the home directory, and the health check and the API would need that token.
+        "RAY_AUTH_MODE": "disabled",
+    }
+    address = f"127.0.0.1:{free_port()}"
+    api_port = free_port()
+    data_dir = tmp_path / "data"
+    store = "--object-store-memory=100000000"
+    with ExitStack() as stack:
+        head = [RAY, "start", "--head", f"--port={address.split(':')[1]}", "--node-ip-address=127.0.0.1"]
+        head += [
+            "--num-cpus=0",
+            "--num-gpus=0",
+            "--include-dashboard=false",
+            store,
+            *_node_ports(),
+            "--block",
+        ]
+        stack.enter_context(_process(head, tmp_path / "head.log", env))
+        _wait_for(lambda: _ray_healthy(address), 90, "the Ray head", tmp_path / "head.log")
+
+        worker = [RAY, "start", f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1", store]
+        worker += _node_ports()
+        stack.enter_context(_process([*worker, "--block"], tmp_path / "worker.log", env))
+
+        api_env = {
+            **env,
+            "DRAGDL_RAY_ADDRESS": address,
+            "DRAGDL_DATA_DIR": str(data_dir),
+            "DRAGDL_PORT": str(api_port),
+            "DRAGDL_RAY_NODE_ARGS": " ".join(["--node-ip-address=127.0.0.1", *_node_ports()]),
+        }
+        api_env.pop("DRAGDL_DATABASE_URL", None)
+        stack.enter_context(_process([str(SERVE_SCRIPT)], tmp_path / "api.log", api_env))
+        client = stack.enter_context(
+            httpx.Client(
+                base_url=f"http://127.0.0.1:{api_port}", timeout=30, headers={"X-Requested-With": "t"}
+            )
+        )
+
+        def api_up() -> bool:
+            try:
+                return client.get("/api/health").status_code == 200
+            except httpx.TransportError:
+                return False
+
+        _wait_for(api_up, 180, "the API server", tmp_path / "api.log")
+        assert client.post(
+            "/api/auth/signup", json={"username": "ops", "password": "a long passphrase"}
+        ).is_success
+
+        graph = json.loads(Path(examples_init).with_name("logistic_regression_iris.json").read_text())
+        answer = client.post("/api/tasks", json={"graph": graph})
+        assert answer.status_code == 201, answer.text
+        task_id = answer.json()["id"]
+        task: dict[str, object] = {}
+
+        def finished() -> bool:
+            nonlocal task
+            task = client.get(f"/api/tasks/{task_id}").json()
+            return task["status"] in FINISHED
+
+        _wait_for(finished, 300, "the task's end", tmp_path / "api.log", lambda: task)
+        assert task["status"] == "SUCCEEDED", task
+        assert (data_dir / "artifacts" / task_id / "model.safetensors").is_file()
