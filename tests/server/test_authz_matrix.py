@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.runner.worker import model_fields
 from dragdl.server.app import create_app
-from dragdl.server.db.models import Model
+from dragdl.server.db.models import Model, Sweep, SweepStatus, SweepTrial, Task
 from dragdl.server.settings import Settings
 
 from ..graphs import chain
@@ -183,6 +183,50 @@ def reported_task(world: World) -> Call:
     return call
 
 
+SWEEP_GRAPH = {**GRAPH, "search": {"train": {"lr": {"type": "float", "low": 0.01, "high": 0.3, "log": True}}}}
+
+
+def sweep(world: World, *, state: SweepStatus = SweepStatus.RUNNING) -> Call:
+    """A sweep of the owner's with one complete trial whose task left a model, written as the sweep
+    driver writes it (the idle runner would never finish a trial)."""
+    task_id = task(world).path["task_id"]
+    model_id = model(world)
+    row = world.db.get(Model, model_id)
+    assert row is not None
+    row.task_id = task_id
+    finished = state != SweepStatus.RUNNING
+    record = Sweep(
+        owner_id=world.user_id(OWNER),
+        name="Matrix sweep",
+        base_graph=SWEEP_GRAPH,
+        status=state,
+        trials=2,
+        parallel=1,
+        objective="val_accuracy",
+        direction="maximize",
+        sampler="tpe",
+        pruner="none",
+        resources={"cpus": 1.0, "gpus": 0.0},
+    )
+    world.db.add(record)
+    world.db.flush()
+    world.db.add(
+        SweepTrial(
+            sweep_id=record.id,
+            number=0,
+            task_id=task_id,
+            params={"train.lr": 0.05},
+            state="COMPLETE",
+            value=0.5,
+            intermediate={"1": 0.5},
+        )
+    )
+    if finished:
+        record.finished_at = world.db.get(Task, task_id).finished_at  # type: ignore[union-attr]
+    world.db.commit()
+    return Call(path={"sweep_id": record.id})
+
+
 def upload_image() -> list[tuple[str, tuple[str, bytes, str]]]:
     return [("images", ("digit.png", png(8, 8), "image/png"))]
 
@@ -272,6 +316,16 @@ MATRIX: dict[tuple[str, str], Rule] = {
     ("GET", "/api/tasks/{task_id}/logs"): Rule(OWNED, task),
     ("GET", "/api/tasks/{task_id}/report"): Rule(OWNED, reported_task),
     ("GET", "/api/tasks/{task_id}/events"): Rule(OWNED, task),  # a finished task: the stream ends
+    # Sweeps
+    ("POST", "/api/sweeps"): Rule(SIGNED_IN, lambda world: Call(json={"graph": SWEEP_GRAPH, "trials": 2})),
+    ("GET", "/api/sweeps"): Rule(SIGNED_IN),
+    ("GET", "/api/sweeps/{sweep_id}"): Rule(OWNED, sweep),
+    ("GET", "/api/sweeps/{sweep_id}/best-graph"): Rule(OWNED, sweep),
+    ("POST", "/api/sweeps/{sweep_id}/register-best"): Rule(OWNED, sweep),
+    ("POST", "/api/sweeps/{sweep_id}/stop"): Rule(OWNED, sweep),
+    ("POST", "/api/sweeps/{sweep_id}/resume"): Rule(
+        OWNED, lambda world: sweep(world, state=SweepStatus.STOPPED)
+    ),
 }
 
 
