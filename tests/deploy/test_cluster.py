@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
@@ -69,12 +71,20 @@ def _ray_healthy(address: str) -> bool:
     return subprocess.run([RAY, "health-check", "--address", address], capture_output=True).returncode == 0
 
 
-def _node_ports() -> list[str]:
-    """Ports of a Ray node's own, picked here: nodes on one host otherwise may pick (and cache) the
-    same ones, and a raylet that loses the race dies with "Address already in use"."""
-    names = ["node-manager", "object-manager", "dashboard-agent-listen", "dashboard-agent-grpc"]
-    names += ["metrics-export", "runtime-env-agent"]
-    return [f"--{name}-port={free_port()}" for name in names]
+def _node_args(stack: ExitStack, name: str) -> list[str]:
+    """What keeps Ray nodes on one host apart: ports and a temporary dir (its socket files) of their
+    own. Left to Ray, nodes starting at the same moment can pick the same ones, and the raylet that
+    loses the race dies with "Address already in use". The dir is short: socket paths are limited
+    to 107 bytes."""
+    temp = tempfile.mkdtemp(prefix=f"ray-{name}-", dir="/tmp")
+    stack.callback(shutil.rmtree, temp, ignore_errors=True)
+    ports = ["node-manager", "object-manager", "dashboard-agent-listen", "dashboard-agent-grpc"]
+    ports += ["metrics-export", "runtime-env-agent"]
+    return [f"--{port}-port={free_port()}" for port in ports] + [f"--temp-dir={temp}"]
+
+
+def _started(log: Path) -> bool:
+    return log.exists() and "Ray runtime started" in log.read_text(errors="replace")
 
 
 def test_a_task_trains_on_the_ray_worker_of_the_api_cluster(tmp_path: Path) -> None:
@@ -98,22 +108,25 @@ def test_a_task_trains_on_the_ray_worker_of_the_api_cluster(tmp_path: Path) -> N
             "--num-gpus=0",
             "--include-dashboard=false",
             store,
-            *_node_ports(),
+            *_node_args(stack, "head"),
             "--block",
         ]
         stack.enter_context(_process(head, tmp_path / "head.log", env))
         _wait_for(lambda: _ray_healthy(address), 90, "the Ray head", tmp_path / "head.log")
 
         worker = [RAY, "start", f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1", store]
-        worker += _node_ports()
+        worker += _node_args(stack, "worker")
         stack.enter_context(_process([*worker, "--block"], tmp_path / "worker.log", env))
+        # One node joining at a time: nodes of one host starting together race for their sockets
+        # (in compose and Kubernetes each node has a host of its own).
+        _wait_for(lambda: _started(tmp_path / "worker.log"), 90, "the Ray worker", tmp_path / "worker.log")
 
         api_env = {
             **env,
             "DRAGDL_RAY_ADDRESS": address,
             "DRAGDL_DATA_DIR": str(data_dir),
             "DRAGDL_PORT": str(api_port),
-            "DRAGDL_RAY_NODE_ARGS": " ".join(["--node-ip-address=127.0.0.1", *_node_ports()]),
+            "DRAGDL_RAY_NODE_ARGS": " ".join(["--node-ip-address=127.0.0.1", *_node_args(stack, "api")]),
         }
         api_env.pop("DRAGDL_DATABASE_URL", None)
         stack.enter_context(_process([str(SERVE_SCRIPT)], tmp_path / "api.log", api_env))

@@ -20,6 +20,7 @@ from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.models import weights
 from dragdl.engine.run import read_report, run_graph, split
+from dragdl.engine.train import fastpath
 from dragdl.engine.train.events import LogEvent, StartEvent
 from dragdl.engine.train.feature_cache import FeatureHead, feature_pipeline, frozen_backbone
 from dragdl.engine.train.reporter import ListReporter
@@ -220,3 +221,19 @@ def test_bundle_of_a_cached_run_predicts_like_the_trained_model_and_exports_to_o
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     (onnx_logits,) = session.run(["logits"], {"images": batch.numpy()})
     assert float(np.abs(onnx_logits - logits.numpy()).max()) <= 1e-4
+
+
+def test_the_probe_of_a_cached_run_measures_the_head_on_features(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With native bf16 the head (no convolutions) is probed for bf16: its FLOPs and steps are on
+    # the features the batches hold, not on the images the full network takes.
+    monkeypatch.setattr(fastpath, "native_bf16", lambda device: True)
+    monkeypatch.setattr(fastpath, "MIN_RUN_FLOPS", 0.0)
+    reporter = ListReporter()
+    result = run_graph(graph(), ctx(tmp_path), tmp_path / "run", reporter)
+    assert result.status == "succeeded"
+    chosen = read_report(result)["fast_path"]
+    assert chosen["memory_format"] == "contiguous" and chosen["precision"] in ("fp32", "bf16")
+    assert chosen["measurements"], chosen["reason"]  # measured, on features: no shape error
+    assert chosen["measurements"][0]["precision"] == "fp32"

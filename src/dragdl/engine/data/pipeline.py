@@ -53,6 +53,14 @@ class Pipeline:
     """Per node id, what a FittedTransform learned (for example {"mean": [...], "std": [...]})."""
     cpu_threads: int | None = None
     """Intra-op threads to train with on the CPU; None: PyTorch's default (tables use 1)."""
+    batch_shape: tuple[int, ...] | None = None
+    """One sample's shape as the batches hold it, where that is not `input_shape` (the feature cache:
+    batches of a frozen backbone's features, while the model's input is the image)."""
+
+    @property
+    def sample_shape(self) -> tuple[int, ...]:
+        """One sample's shape as the trained network receives it."""
+        return self.batch_shape if self.batch_shape is not None else self.input_shape
 
     @property
     def eval_stages(self) -> tuple[OpStage, ...]:

@@ -182,6 +182,7 @@ def feature_pipeline(
         stages=tuple(plan.stages),
         input_shape=tuple(sample.shape),
         fitted=fitted,
+        batch_shape=tuple(features.shape[1:]),
     )
 
 

@@ -256,7 +256,7 @@ class _Run:
     def _choose_fast_path(self, checkpoint: dict[str, Any] | None) -> FastPath:
         """The checkpoint's fast path when resuming (an earlier version's: what it trained in),
         else the one `fastpath.choose` measures; neither changes the weights or the random state."""
-        cfg, images = self.config, len(self.pipeline.input_shape) == 3
+        cfg, images = self.config, len(self.pipeline.sample_shape) == 3
         if checkpoint is not None:
             saved = checkpoint.get("fast_path")
             if saved is not None:
@@ -288,7 +288,7 @@ class _Run:
             load_batches=load_batches,
             device=self.device,
             total_steps=self.total_steps,
-            input_shape=tuple(self.pipeline.input_shape),
+            input_shape=self.pipeline.sample_shape,
             run_samples=self.pipeline.train.num_samples * cfg.epochs,
             timing=self.probe_timing,
         )
