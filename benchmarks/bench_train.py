@@ -5,12 +5,14 @@ Each model (the Quick Draw "sketcher" CNN and the residual CNN of examples/) tra
 thread count, in one process. One epoch of each hand-written loop runs next to each DragDL epoch,
 so every epoch sees the same machine load:
 
-- eager fp32: what a competent user writes (normalise once, TensorDataset, DataLoader);
+- eager fp32: what a competent user writes (normalise once, batches indexed out of tensors);
 - channels_last: the same loop with the model and batches in channels_last;
 - channels_last + bf16: that loop under bfloat16 autocast (weights fp32).
 
 Speed is training samples per second over the training steps only; DragDL's fast-path probe is
-reported apart (seconds, and the ratio with the probe counted in).
+reported apart (seconds, and the ratio with the probe counted in). The hand-written loops visit the
+training samples in DragDL's order and seed each epoch as DragDL does (dropout draws alike), so their
+accuracies differ from DragDL's by what the fast path changes, not by a different shuffle.
 
     .venv/bin/python benchmarks/bench_train.py                     # both models, 5 epochs
     .venv/bin/python benchmarks/bench_train.py --model sketcher --epochs 10
@@ -40,8 +42,10 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from dragdl.engine.data.base import ImageSource
+from dragdl.engine.data.batches import epoch_order
 from dragdl.engine.data.pipeline import OpStage, build_pipeline
 from dragdl.engine.data.splits import Splits, split_indices
+from dragdl.engine.data.stages import derive_seed
 from dragdl.engine.train.config import TrainConfig
 from dragdl.engine.train.events import Event, MetricEvent, StartEvent
 from dragdl.engine.train.fastpath import native_bf16
@@ -119,8 +123,9 @@ class Outcome:
 
 
 class PlainLoop:
-    """What a competent user writes: normalise once, TensorDataset, DataLoader(shuffle=True); in
-    `style` channels_last, the model and batches in that layout; with bf16, under autocast."""
+    """What a competent user writes: normalise once, then batches indexed out of the tensors in a
+    shuffled order (DragDL's, see the module docstring); in `style` channels_last, the model and
+    batches in that layout; with bf16, under autocast."""
 
     def __init__(self, config: TrainConfig, style: Style, network: nn.Module, sketcher: bool) -> None:
         self.style = style
@@ -130,17 +135,16 @@ class PlainLoop:
         train_x = x[splits.train]
         x = (x - train_x.mean()) / train_x.std()
         y = torch.from_numpy(labels)
-        # Its own generator: the trainer running alongside reseeds torch's global one every epoch.
-        gen = torch.Generator().manual_seed(config.seed)
+        self.config = config
+        train = torch.from_numpy(splits.train)
+        self.train_x, self.train_y = x[train], y[train]
 
-        def loader(idx: np.ndarray, shuffle: bool) -> DataLoader[tuple[Tensor, ...]]:
+        def loader(idx: np.ndarray) -> DataLoader[tuple[Tensor, ...]]:
             t = torch.from_numpy(idx)
-            data = TensorDataset(x[t], y[t])
-            return DataLoader(data, batch_size=config.batch_size, shuffle=shuffle, generator=gen)
+            return DataLoader(TensorDataset(x[t], y[t]), batch_size=config.batch_size)
 
-        self.train_loader = loader(splits.train, True)
-        self.val_loader = loader(splits.val, False)
-        self.test_loader = loader(splits.test, False)
+        self.val_loader = loader(splits.val)
+        self.test_loader = loader(splits.test)
         if sketcher:
             # Written by hand; same starting point as the DragDL run: the compiled network's weights.
             self.model = sketcher_cnn(config.seed)
@@ -167,8 +171,13 @@ class PlainLoop:
     def epoch(self) -> None:
         model = self.model
         model.train()
+        seed, epoch, size = self.config.seed, len(self.epoch_s), self.config.batch_size
+        torch.manual_seed(derive_seed(seed, epoch))  # as the trainer seeds its epochs (dropout)
         t0 = time.perf_counter()
-        for xb, yb in self.train_loader:
+        order = epoch_order(self.samples, True, seed, epoch)
+        for start in range(0, self.samples, size):
+            index = order[start : start + size]
+            xb, yb = self.train_x[index], self.train_y[index]
             self.optimizer.zero_grad()
             with self.autocast():
                 loss = self.loss_fn(model(self.batch(xb)), yb)

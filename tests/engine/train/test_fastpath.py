@@ -129,7 +129,7 @@ def test_probing_leaves_the_run_as_it_would_have_been(tmp_path: Path) -> None:
 
 
 def test_a_run_measured_short_is_not_probed_beyond_its_first_candidate(tmp_path: Path) -> None:
-    timing = seconds_per_step({"fp32 contiguous": 0.001})  # 24 steps: well under MIN_RUN_S
+    timing = seconds_per_step({"fp32 contiguous": 1e-5})  # 24 steps of 0.01 ms: the others cost more
     train_tiny(tmp_path, timing)
     chosen = fast_path_of(tmp_path)
     assert (chosen["precision"], chosen["memory_format"]) == ("fp32", "contiguous")
@@ -141,12 +141,28 @@ def test_candidates_past_the_probe_budget_are_not_measured(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(fastpath, "PROBE_BUDGET_S", 0.0)  # spent by the first candidate
+    monkeypatch.setattr(fastpath, "PROBE_SHARE", 0.0)
     timing = seconds_per_step(BF16_FAST)
     train_tiny(tmp_path, timing)
     chosen = fast_path_of(tmp_path)
     assert timing.calls == ["fp32 contiguous"]  # type: ignore[attr-defined]
     assert (chosen["precision"], chosen["memory_format"]) == ("fp32", "contiguous")
-    assert "not measured within the 0 s probe budget: fp32 channels_last, bf16" in chosen["reason"]
+    assert "not measured within the 0.0 s probe budget: fp32 channels_last, bf16" in chosen["reason"]
+
+
+def test_a_long_run_gets_a_probe_budget_in_proportion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The fixed budget is spent by the first candidate, but the run is measured to take hours
+    # (1,000 s a step): its share of that is time enough for every candidate.
+    monkeypatch.setattr(fastpath, "PROBE_BUDGET_S", 0.0)
+    slow = {name: 1000 * seconds for name, seconds in BF16_FAST.items()}
+    timing = seconds_per_step(slow)
+    train_tiny(tmp_path, timing)
+    chosen = fast_path_of(tmp_path)
+    assert timing.calls == ["fp32 contiguous", "fp32 channels_last", "bf16 contiguous"]  # type: ignore[attr-defined]
+    assert (chosen["precision"], chosen["memory_format"]) == ("bf16", "contiguous")
+    assert "probe budget" not in chosen["reason"]
 
 
 def test_a_small_run_is_not_probed_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,15 +211,38 @@ def test_a_checkpoint_of_an_earlier_version_resumes_in_fp32_contiguous(tmp_path:
     assert "the settings changed" not in " ".join(logged(reporter))
 
 
-def test_a_network_without_convolutions_is_not_probed() -> None:
-    def no_batches() -> list[tuple[Tensor, Tensor]]:
-        raise AssertionError("nothing should be measured")
-
+def linear_probe(load_batches: Callable[[], list[tuple[Tensor, Tensor]]], timing: StepTiming | None) -> Probe:
     def sgd(model: nn.Module) -> torch.optim.Optimizer:
         return torch.optim.SGD(model.parameters())
 
+    # A long run (10**9 samples) of a network without convolutions over images.
     cpu = torch.device("cpu")
-    probe = Probe(nn.Linear(4, 2), sgd, nn.CrossEntropyLoss(), no_batches, cpu, 10**6, (4,), 10**9)
-    chosen = fastpath.choose(torch.device("cpu"), "auto", "auto", False, probe)
-    if not fastpath.native_bf16(torch.device("cpu")):
-        assert (chosen.precision, chosen.memory_format, chosen.measurements) == ("fp32", "contiguous", ())
+    return Probe(nn.Linear(4, 2), sgd, nn.CrossEntropyLoss(), load_batches, cpu, 10**6, (4,), 10**9, timing)
+
+
+def test_a_network_without_convolutions_is_not_probed_without_native_bf16(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fastpath, "native_bf16", lambda device: False)
+
+    def no_batches() -> list[tuple[Tensor, Tensor]]:
+        raise AssertionError("nothing should be measured")
+
+    chosen = fastpath.choose(torch.device("cpu"), "auto", "auto", False, linear_probe(no_batches, None))
+    assert (chosen.precision, chosen.memory_format, chosen.measurements) == ("fp32", "contiguous", ())
+    assert chosen.reason.startswith("no convolution over images and no native bf16")
+
+
+def test_a_network_without_convolutions_measures_bf16_alone_with_native_bf16(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(fastpath, "native_bf16", lambda device: True)
+    generator = torch.Generator().manual_seed(0)
+
+    def batches() -> list[tuple[Tensor, Tensor]]:
+        return [(torch.randn(32, 4, generator=generator), torch.randint(0, 2, (32,), generator=generator))]
+
+    timing = seconds_per_step({"fp32 contiguous": 1.0, "bf16 contiguous": 3.0})
+    chosen = fastpath.choose(torch.device("cpu"), "auto", "auto", False, linear_probe(batches, timing))
+    assert timing.calls == ["fp32 contiguous", "bf16 contiguous"]  # type: ignore[attr-defined]
+    assert (chosen.precision, chosen.memory_format) == ("fp32", "contiguous")

@@ -37,7 +37,9 @@ class BatchSource:
         """Release worker processes, if any."""
 
 
-def _epoch_order(n: int, shuffle: bool, seed: int, epoch: int) -> Tensor:
+def epoch_order(n: int, shuffle: bool, seed: int, epoch: int) -> Tensor:
+    """The order in which epoch `epoch` (from 0) visits `n` samples: a function of the seed and the
+    epoch alone, so a resumed run and a hand-written loop can follow it exactly."""
     if not shuffle:
         return torch.arange(n)
     gen = torch.Generator().manual_seed(derive_seed(seed, epoch, 0))
@@ -56,7 +58,7 @@ class TensorBatches(BatchSource):
         self.seed = seed
 
     def batches(self, epoch: int, skip: int = 0) -> Iterator[tuple[Tensor, Tensor]]:
-        order = _epoch_order(self.num_samples, self.shuffle, self.seed, epoch).to(self.images.device)
+        order = epoch_order(self.num_samples, self.shuffle, self.seed, epoch).to(self.images.device)
         for b in range(skip, len(self)):
             idx = order[b * self.batch_size : (b + 1) * self.batch_size]
             yield to_float(self.images[idx]), self.labels[idx]
@@ -120,7 +122,7 @@ class _EpochBatchSampler(Sampler[list[tuple[int, int]]]):
         return max(0, math.ceil(self.n / self.batch_size) - self.skip)
 
     def __iter__(self) -> Iterator[list[tuple[int, int]]]:
-        order = _epoch_order(self.n, self.shuffle, self.seed, self.epoch).tolist()
+        order = epoch_order(self.n, self.shuffle, self.seed, self.epoch).tolist()
         gen = torch.Generator().manual_seed(derive_seed(self.seed, self.epoch, 1))
         seeds = torch.randint(0, 2**62, (self.n,), generator=gen).tolist()
         for b in range(self.skip, math.ceil(self.n / self.batch_size)):

@@ -11,7 +11,8 @@ On CUDA nothing is measured: bf16 (fp16 with a loss scaler where bf16 is missing
 channels_last for images, as measured once and for all on GPUs. A network without convolutions
 over images has nothing to gain from a layout, and bf16 pays only with native CPU support: such a
 run is not probed at all. A short run is not probed beyond its first candidate either: measuring
-the others would cost more than they could save.
+the others would cost more than they could save. The probe's budget is a couple of seconds, or a
+twentieth of a long run's expected time.
 
 The choice is saved in every checkpoint and a resumed run keeps it (no new probe), so resuming stays
 exact for the configuration the run started with.
@@ -43,19 +44,26 @@ LOSS_TOLERANCE = 0.02
 """Largest relative difference between a candidate's loss and fp32's on the same weights and batch."""
 SPEED_MARGIN = 0.05
 """A candidate replaces a simpler one only when this much faster: closer figures are noise."""
-MIN_RUN_S = 5.0
-"""Runs measured to need less than this are not probed beyond the first candidate."""
+MAX_PROBE_SHARE = 0.15
+"""The other candidates are measured only when measuring them costs at most this share of the run's
+expected time (each costs about what the first did): a faster layout typically saves a third."""
 MIN_RUN_FLOPS = 2e11
 """Runs of fewer floating-point operations are not probed at all: about 2 s at the 100 GFLOP/s a
 fast CPU reaches on small networks, too short for a probe to pay. Counted, not timed, so small
 runs (and tests) train the same way on a busy machine as on an idle one."""
 PROBE_BUDGET_S = 2.0
-"""Wall time after which no further candidate is measured (the first always is)."""
+"""Wall time after which no further candidate is measured (the first always is), for runs of up to
+PROBE_BUDGET_S / PROBE_SHARE seconds."""
+PROBE_SHARE = 0.05
+"""A longer run may spend this share of its expected time on the probe: on a heavy network (or a
+busy machine) one candidate alone can fill the fixed budget, and the run would never learn that
+another layout is faster."""
 PROBE_BATCH = 64
 """Samples per probe step at most: per-sample speeds compare as well, at a fraction of the time."""
 STEP_BUDGET_S = 0.3
 """About how long each candidate's timed steps take (at least MIN_STEPS, at most MAX_STEPS)."""
-MIN_STEPS, MAX_STEPS = 1, 6
+MIN_STEPS, MAX_STEPS = 2, 6
+"""Two timed steps at least: one step's time is too much at the mercy of the machine's load."""
 
 
 @dataclass(frozen=True)
@@ -321,18 +329,22 @@ def _measure_all(
     first = Candidate(precisions[0], layouts[0])
     warm_s, _, _ = _run_steps(probe, batches, first, 0, None)
     steps = max(MIN_STEPS, min(MAX_STEPS, int(STEP_BUDGET_S / max(warm_s, 1e-6))))
+    measuring = time.perf_counter()
     measured = [_measure(probe, batches, first, steps, timing, None)]
+    candidate_s = time.perf_counter() - measuring
     base = measured[0]
     if base.error is not None or base.samples_per_s <= 0:
         return FastPath(first.precision, first.memory_format, "the probe failed", bf16, 0.0, tuple(measured))
     expected_s = probe.total_steps * len(full[0][1]) / base.samples_per_s
-    if expected_s < MIN_RUN_S:
+    others = len(layouts) - 1 + len(precisions) - 1
+    if candidate_s * others > MAX_PROBE_SHARE * expected_s:
         reason = f"a short run (about {expected_s:.1f} s): measuring more would cost more than it saves"
         return FastPath(
             first.precision, first.memory_format, reason, bf16, time.perf_counter() - started, tuple(measured)
         )
     reference = base.loss if first.precision == "fp32" else None
-    deadline = started + PROBE_BUDGET_S
+    budget_s = max(PROBE_BUDGET_S, PROBE_SHARE * expected_s)
+    deadline = started + budget_s
     skipped: list[str] = []
 
     def measure(candidate: Candidate) -> None:
@@ -352,7 +364,7 @@ def _measure_all(
             best = m
     reason = _reason(best, base, measured, bf16)
     if skipped:
-        reason += f"; not measured within the {PROBE_BUDGET_S:g} s probe budget: {', '.join(skipped)}"
+        reason += f"; not measured within the {budget_s:.1f} s probe budget: {', '.join(skipped)}"
     chosen = best.candidate
     return FastPath(
         chosen.precision, chosen.memory_format, reason, bf16, time.perf_counter() - started, tuple(measured)
