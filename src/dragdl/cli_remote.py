@@ -283,7 +283,7 @@ def _summary(client: DragDLClient, task: Task) -> None:
     shown += [k for k in ("val_accuracy", "val_r2", "val_loss") if k in best]
     for key in shown or sorted(best):
         table.add_row(key.replace("_", " "), _fmt(key, best[key]))
-    model = next((m for m in client.list_models() if m.task_id == task.id), None)
+    model = next(iter(client.list_models(task_id=task.id)), None)
     if model is not None:
         table.add_row("model", model.id)
     console.print(table)

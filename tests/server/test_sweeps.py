@@ -114,10 +114,19 @@ def test_the_trials_are_tasks_of_the_user_and_the_best_is_served(
         next(n for n in best_graph["nodes"] if n["id"] == "train")["params"]["lr"]
         == best["params"]["train.lr"]
     )
+    # Each trial left a model, but the model list keeps them out until one is registered.
+    models = user_client.get("/api/models").json()
+    assert (models["count"], models["hidden_trials"]) == (0, 4)
+    everything = user_client.get("/api/models", params={"trials": "true"}).json()
+    assert sorted(m["task_id"] for m in everything["data"]) == sorted(t["task_id"] for t in trials)
+    asked = user_client.get("/api/models", params={"task_id": trials[0]["task_id"]}).json()
+    assert [m["task_id"] for m in asked["data"]] == [trials[0]["task_id"]]
     registered = user_client.post(f"/api/sweeps/{sweep['id']}/register-best")
     assert registered.status_code == 200, registered.text
     model = user_client.get(f"/api/models/{registered.json()['model_id']}").json()
     assert model["task_id"] == best["task_id"] and model["name"].endswith("(best of sweep)")
+    models = user_client.get("/api/models").json()
+    assert ([m["id"] for m in models["data"]], models["hidden_trials"]) == ([model["id"]], 3)
     listed = user_client.get("/api/sweeps").json()
     assert listed["count"] == 1 and listed["data"][0]["counts"]["COMPLETE"] == 4
     assert other_client.get("/api/sweeps").json()["count"] == 0

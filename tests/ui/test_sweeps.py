@@ -164,6 +164,28 @@ def test_a_sweep_from_the_property_form_to_the_best_graph_in_the_editor(
     expect(node(page, "train").locator(".dnode__tag--search")).to_have_count(0)
     page.screenshot(path=artifacts / "sweeps-05-best-in-editor.png")
 
+    # --- the models page lists the registered best alone; the other trials' on asking ------------------
+    trial_tasks = {t["task_id"] for t in trials}
+    trial_models = [
+        m for m in get_json(server_url, "/api/models?trials=true")["data"] if m["task_id"] in trial_tasks
+    ]
+    assert len(trial_models) == 4
+    page.goto("/models")
+    page.locator(".models-table").wait_for()
+
+    def row_of(model: dict[str, Any]) -> Any:
+        return page.locator(f'.models-table tbody tr[data-model="{model["id"]}"]')
+
+    for model in trial_models:
+        expect(row_of(model)).to_have_count(1 if model["task_id"] == best["task_id"] else 0)
+    toggle = page.locator(".models-trials")
+    expect(toggle).to_have_text("Show 3 models of sweep trials")
+    toggle.locator("input").check()
+    for model in trial_models:
+        expect(row_of(model)).to_have_count(1)
+    expect(toggle).to_have_text("Showing the models of sweep trials")
+    page.screenshot(path=artifacts / "sweeps-06-models.png")
+
     # --- the sweep page in Chinese ---------------------------------------------------------------------
     context = browser.new_context(viewport=VIEWPORT, base_url=server_url, locale="zh-CN")
     context.add_init_script("localStorage.setItem('dragdl.language', 'zh');")
@@ -172,7 +194,7 @@ def test_a_sweep_from_the_property_form_to_the_best_graph_in_the_editor(
         zh.goto(f"/sweeps/{sweep_id}")
         zh.locator(".sweep-page .sweep-parallel canvas").wait_for()
         assert_chinese(zh, "the sweep page", user_data=(detail["name"],))
-        zh.screenshot(path=artifacts / "sweeps-06-zh.png")
+        zh.screenshot(path=artifacts / "sweeps-07-zh.png")
         zh.goto("/sweeps")
         zh.locator(".sweeps-table").wait_for()
         assert_chinese(zh, "the sweeps list", user_data=(detail["name"],))

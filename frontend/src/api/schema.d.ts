@@ -540,7 +540,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List Models */
+        /**
+         * List Models
+         * @description Your models, newest first. A sweep's trials each leave a model; only the one registered as the
+         *     sweep's best is listed unless `trials` is set (`hidden_trials` counts the others).
+         */
         get: operations["listModels"];
         put?: never;
         post?: never;
@@ -1671,6 +1675,11 @@ export interface components {
             data: components["schemas"]["ModelPublic"][];
             /** Count */
             count: number;
+            /**
+             * Hidden Trials
+             * @default 0
+             */
+            hidden_trials: number;
         };
         /** PortSpec */
         PortSpec: {
@@ -4244,7 +4253,12 @@ export interface operations {
     };
     listModels: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only the model of this task. */
+                task_id?: string | null;
+                /** @description Also the models of sweep trials not registered as their sweep's best. */
+                trials?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4276,6 +4290,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

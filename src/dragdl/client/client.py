@@ -397,8 +397,13 @@ class DragDLClient:
                 return sweep
             time.sleep(poll_s)  # a sweep runs for minutes: polling every few seconds is plenty
 
-    def list_models(self) -> list[Model]:
-        return self._parse_list(Model, self._request("GET", "/api/models"))
+    def list_models(self, *, task_id: str | None = None, trials: bool = False) -> list[Model]:
+        """Your models, newest first: only `task_id`'s with one; the models of sweep trials other than
+        each sweep's registered best only with `trials`."""
+        params: dict[str, str] = {"trials": "true"} if trials else {}
+        if task_id is not None:
+            params["task_id"] = task_id
+        return self._parse_list(Model, self._request("GET", "/api/models", params=params))
 
     def get_model(self, model_id: str) -> Model:
         return self._parse(Model, self._request("GET", _path("api", "models", model_id)))

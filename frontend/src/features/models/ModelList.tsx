@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useCallback, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from '../../app/router';
 import { pathFor } from '../../app/routes';
@@ -17,9 +17,12 @@ const SHOWN_CLASSES = 6;
 export default function ModelList() {
   const { t, i18n } = useTranslation();
   const notify = useNotify();
-  const models = usePolling(listModels, REFRESH_MS, 'models');
+  const [trials, setTrials] = useState(false);
+  const fetchModels = useCallback(() => listModels(trials), [trials]);
+  const models = usePolling(fetchModels, REFRESH_MS, `models-${trials}`);
   const [toDelete, setToDelete] = useState<ModelPublic | null>(null);
-  const list = models.data ?? [];
+  const list = models.data?.data ?? [];
+  const hidden = models.data?.hidden_trials ?? 0;
 
   return (
     <section className="wb-page" aria-labelledby="models-title">
@@ -27,6 +30,12 @@ export default function ModelList() {
         <h1 id="models-title">{t('models.title')}</h1>
         {models.data && <span className="wb-head__count">{t('models.count', { count: list.length })}</span>}
         <div className="wb-head__tools">
+          {(hidden > 0 || trials) && (
+            <label className="models-trials" title={t('models.trialsHelp')}>
+              <input type="checkbox" checked={trials} onChange={(event) => setTrials(event.target.checked)} />
+              {trials ? t('models.trialsShown') : t('models.trialsHidden', { count: hidden })}
+            </label>
+          )}
           <button type="button" className="btn" onClick={models.refresh}>
             {t('tasks.refresh')}
           </button>

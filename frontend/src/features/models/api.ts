@@ -30,8 +30,18 @@ export interface Manifest {
 
 const modelPath = (modelId: string) => ({ params: { path: { model_id: modelId } } });
 
-export async function listModels(): Promise<ModelPublic[]> {
-  return (await call(() => api.GET('/api/models'))).data;
+export type ModelsPage = Schemas['ModelsPublic'];
+
+/** The user's models; the models of sweep trials not registered as their sweep's best only with
+ * `trials` (`hidden_trials` counts them otherwise). */
+export function listModels(trials = false): Promise<ModelsPage> {
+  return call(() => api.GET('/api/models', { params: { query: { trials } } }));
+}
+
+/** The model a task left, if any (sweep trials included). */
+export async function modelOfTask(taskId: string): Promise<ModelPublic | null> {
+  const page = await call(() => api.GET('/api/models', { params: { query: { task_id: taskId } } }));
+  return page.data[0] ?? null;
 }
 
 export function getModel(modelId: string): Promise<ModelPublic> {

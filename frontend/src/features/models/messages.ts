@@ -13,6 +13,11 @@ const en = {
     manifestFailed: 'model.json could not be read ({{message}}); the sketch pad uses the input size of the model row.',
     none: 'No trained models yet. A task that succeeds registers its model here.',
     toTasks: 'Go to the tasks',
+    trialsHidden_one: 'Show {{count}} model of sweep trials',
+    trialsHidden_other: 'Show {{count}} models of sweep trials',
+    trialsShown: 'Showing the models of sweep trials',
+    trialsHelp:
+      'Every trial of a sweep leaves a model; only the one registered as the sweep’s best is listed unless you ask.',
     col: {
       name: 'Name',
       task: 'Task',
@@ -138,6 +143,10 @@ const zh: Widen<typeof en> = {
     manifestFailed: '无法读取 model.json（{{message}}）；画板使用模型记录中的输入尺寸。',
     none: '还没有训练好的模型。任务成功后会在这里登记其模型。',
     toTasks: '前往任务',
+    trialsHidden_one: '显示 {{count}} 个搜索试验的模型',
+    trialsHidden_other: '显示 {{count}} 个搜索试验的模型',
+    trialsShown: '正在显示搜索试验的模型',
+    trialsHelp: '超参数搜索的每个试验都会留下一个模型；除非你要求，列表中只显示登记为该搜索最佳的模型。',
     col: {
       name: '名称',
       task: '任务',

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, typ
 import { useTranslation } from 'react-i18next';
 import { Link, navigate } from '../../app/router';
 import { pathFor } from '../../app/routes';
-import { listModels } from '../models/api';
+import { modelOfTask } from '../models/api';
 import { useNotify } from '../../ui/toast';
 import { deleteTask, getTask } from '../tasks/api';
 import { elapsedSeconds, formatDuration, formatNumber, formatPercent, isActive, isFinal } from '../tasks/format';
@@ -67,10 +67,9 @@ function PredictLink({ taskId, succeeded }: { taskId: string; succeeded: boolean
     let timer = 0;
     // The model is registered as the run ends: look again for a moment if it is not there yet.
     const look = (tries: number) => {
-      listModels()
-        .then((models) => {
+      modelOfTask(taskId)
+        .then((model) => {
           if (cancelled) return;
-          const model = models.find((item) => item.task_id === taskId);
           if (model) setModelId(model.id);
           else if (tries > 1) timer = window.setTimeout(() => look(tries - 1), MODEL_RETRY_MS);
         })

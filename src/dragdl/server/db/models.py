@@ -288,6 +288,11 @@ class Sweep(Base):
     resources: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     """What each trial's task reserves ({"cpus", "gpus"})."""
     error: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    best_model_id: Mapped[str | None] = mapped_column(
+        ForeignKey("models.id", ondelete="SET NULL", name="fk_sweeps_best_model_id_models"), nullable=True
+    )
+    """The best trial's model once registered: the one model of the sweep in the user's list (the
+    other trials' models are listed on asking only)."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, index=True)
     finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 

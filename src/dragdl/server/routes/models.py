@@ -80,9 +80,19 @@ def _predictor(request: Request) -> PredictionService:
 
 
 @router.get("", operation_id="listModels")
-def list_models(settings: SettingsDep, db: SessionDep, user: CurrentUser) -> ModelsPublic:
-    rows = service.list_models(db, user)
-    return ModelsPublic(data=[_public(settings, row) for row in rows], count=len(rows))
+def list_models(
+    settings: SettingsDep,
+    db: SessionDep,
+    user: CurrentUser,
+    task_id: Annotated[str | None, Query(max_length=64, description="Only the model of this task.")] = None,
+    trials: Annotated[
+        bool, Query(description="Also the models of sweep trials not registered as their sweep's best.")
+    ] = False,
+) -> ModelsPublic:
+    """Your models, newest first. A sweep's trials each leave a model; only the one registered as the
+    sweep's best is listed unless `trials` is set (`hidden_trials` counts the others)."""
+    rows, hidden = service.list_models(db, user, task_id=task_id, trials=trials)
+    return ModelsPublic(data=[_public(settings, row) for row in rows], count=len(rows), hidden_trials=hidden)
 
 
 @router.get("/{model_id}", operation_id="getModel", responses=_NOT_FOUND)

@@ -51,6 +51,8 @@ class ModelPublic(BaseModel):
 class ModelsPublic(BaseModel):
     data: list[ModelPublic]
     count: int
+    hidden_trials: int = 0
+    """Models of sweep trials left out of `data` (not registered as their sweep's best)."""
 
 
 class ClassScore(BaseModel):

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Model, User
+from dragdl.server.db.models import Model, Sweep, SweepTrial, User
 from dragdl.server.services.access import reachable_by
 from dragdl.server.settings import Settings
 
@@ -43,8 +43,29 @@ class ModelFilesError(Exception):
         self.status_code = status_code
 
 
-def list_models(db: Session, user: User) -> list[Model]:
-    return list(db.scalars(select(Model).where(Model.owner_id == user.id).order_by(Model.created_at.desc())))
+def list_models(
+    db: Session, user: User, *, task_id: str | None = None, trials: bool = False
+) -> tuple[list[Model], int]:
+    """The user's models, newest first, and how many sweep-trial models were left out.
+
+    Every trial of a sweep leaves a model; only the one registered as the sweep's best is listed
+    unless `trials` (or a `task_id`: that task's model is asked for by name) says otherwise.
+    """
+    where = [Model.owner_id == user.id]
+    if task_id is not None:
+        where.append(Model.task_id == task_id)
+    rows = list(db.scalars(select(Model).where(*where).order_by(Model.created_at.desc())))
+    if trials or task_id is not None:
+        return rows, 0
+    trial_tasks = (
+        select(SweepTrial.task_id)
+        .join(Sweep)
+        .where(Sweep.owner_id == user.id, SweepTrial.task_id.is_not(None))
+    )
+    in_trials = set(db.scalars(trial_tasks))
+    registered = set(db.scalars(select(Sweep.best_model_id).where(Sweep.owner_id == user.id)))
+    kept = [row for row in rows if row.task_id not in in_trials or row.id in registered]
+    return kept, len(rows) - len(kept)
 
 
 def get_model(db: Session, user: User, model_id: str) -> Model | None:

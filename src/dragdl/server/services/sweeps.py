@@ -257,5 +257,6 @@ def register_best(db: Session, sweep: Sweep) -> Model:
             status.HTTP_404_NOT_FOUND, f"sweep {sweep.id} has no complete trial with a model yet"
         )
     model.name = f"{sweep.name} (best of sweep)"[:200]
+    sweep.best_model_id = model.id
     db.commit()
     return model
