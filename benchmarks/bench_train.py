@@ -157,6 +157,11 @@ class PlainLoop:
         if self.channels_last:
             self.model.to(memory_format=torch.channels_last)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.lr)
+        # The example's learning-rate schedule, as its user would write it: cosine over all steps.
+        assert config.optimizer == "adam" and config.schedule in ("none", "cosine"), "not written here"
+        steps = config.epochs * -(-len(splits.train) // config.batch_size)
+        cosine = config.schedule == "cosine"
+        self.scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(self.optimizer, steps) if cosine else None
         self.loss_fn = nn.CrossEntropyLoss()
         self.epoch_s: list[float] = []
         self.samples = len(splits.train)
@@ -183,6 +188,8 @@ class PlainLoop:
                 loss = self.loss_fn(model(self.batch(xb)), yb)
             loss.backward()
             self.optimizer.step()
+            if self.scheduler is not None:
+                self.scheduler.step()
         self.epoch_s.append(time.perf_counter() - t0)
         self.accuracy(self.val_loader)  # the usual per-epoch validation, outside the timed part
 
