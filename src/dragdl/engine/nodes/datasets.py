@@ -75,7 +75,7 @@ class BuiltinDataset(DatasetNode[BuiltinParams]):
         return describe_builtin(params.name)
 
     def open(self, params: BuiltinParams, ctx: DataContext) -> ImageSource:
-        return open_builtin(params.name)
+        return open_builtin(params.name, ctx.cache_dir)
 
     def codegen(self, params: BuiltinParams) -> str:
         return builtin_code(params.name)
