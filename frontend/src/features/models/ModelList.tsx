@@ -31,7 +31,7 @@ export default function ModelList() {
         {models.data && <span className="wb-head__count">{t('models.count', { count: list.length })}</span>}
         <div className="wb-head__tools">
           {(hidden > 0 || trials) && (
-            <label className="models-trials" title={t('models.trialsHelp')}>
+            <label className="inline-check models-trials" title={t('models.trialsHelp')}>
               <input type="checkbox" checked={trials} onChange={(event) => setTrials(event.target.checked)} />
               {trials ? t('models.trialsShown') : t('models.trialsHidden', { count: hidden })}
             </label>
