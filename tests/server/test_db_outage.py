@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from ..runner.support import digits_graph, process_alive, sqlite_write_lock, wait_for
+from ..runner.support import process_alive, slow_graph, sqlite_write_lock, wait_for
 from .conftest import PostgresDatabases
 from .proxy import CuttableProxy
 from .test_fault_tolerance import Server, servers
@@ -89,7 +89,11 @@ def test_a_task_trains_through_a_database_outage(
     server = Server(data_dir, tmp_path / "server.log", env=outage.env)
     servers.append(server)
     created = server.http.post(
-        "/api/tasks", json={"graph": digits_graph(epochs=EPOCHS, batch_size=8)}, timeout=120
+        # Epochs of about half a second even on a fast CPU: the outage must span two of them and end
+        # before the run does (the plain digits network trained all six in 0.3 s there).
+        "/api/tasks",
+        json={"graph": slow_graph(epochs=EPOCHS, batch_size=4)},
+        timeout=120,
     )
     assert created.status_code == 201, created.text
     task_id = created.json()["id"]
