@@ -107,6 +107,10 @@ def test_run_trains_then_resume_extends_the_run(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr + first.stdout
     assert "test accuracy" in first.stdout and "Per class" in first.stdout
     report = json.loads((out / "report.json").read_text())
+    # The terminal says what the run trains in and why, as the report records it.
+    chosen = report["fast_path"]
+    layout = chosen["memory_format"].replace("_", " ")
+    assert f"trains in {chosen['precision']}, {layout} ({chosen['reason']})" in " ".join(first.stdout.split())
     assert report["epochs_completed"] == 2 and report["test"]["test_accuracy"] > 0.5
     assert (out / "model.safetensors").exists() and (out / "graph.json").exists()
     first_log = (out / "log.txt").read_text()

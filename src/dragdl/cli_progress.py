@@ -74,6 +74,8 @@ class RichReporter:
             f"{event.test_samples} test images, {event.trainable_parameters:,} trainable parameters"
             + (f", resuming in epoch {event.resumed_from_epoch}" if event.resumed_from_epoch else "")
         )
+        if event.fast_path:
+            self.console.print(fast_path_line(event.fast_path), highlight=False)
         self.steps_per_epoch = event.steps_per_epoch
         self.epochs = event.epochs
         self.progress.start()
@@ -162,3 +164,13 @@ class RunFiles:
 
 def _fmt(key: str, value: float) -> str:
     return f"{value * 100:.2f}%" if "accuracy" in key else f"{value:.4f}"
+
+
+def fast_path_line(fast_path: dict[str, Any]) -> str:
+    """What the run trains in and why, as the first lines of a run show it."""
+    layout = str(fast_path.get("memory_format", "")).replace("_", " ")
+    line = f"trains in [bold]{fast_path.get('precision')}, {layout}[/] ({fast_path.get('reason', '')})"
+    probe_s = fast_path.get("probe_s") or 0.0
+    if fast_path.get("measurements"):
+        line += f"; probe {probe_s:.2f} s"
+    return line

@@ -152,6 +152,12 @@ def test_monitor_results_and_prediction_in_server_and_browser(
     page.screenshot(path=artifacts / "monitor-results.png")
     page.get_by_role("tab", name="Graph").click()
     page.locator('.graph-view .react-flow__node[data-id="conv"]').wait_for()
+    # The settings as run: what "auto" decided, as the report records it.
+    page.get_by_role("tab", name="Settings").click()
+    chosen = api(server_url, "GET", f"/api/tasks/{task['id']}/report")["fast_path"]
+    layout = {"contiguous": "contiguous", "channels_last": "channels last"}[chosen["memory_format"]]
+    expect(page.locator('[data-setting="precision"] dd')).to_have_text(f"Automatic → {chosen['precision']}")
+    expect(page.locator('[data-setting="memory_format"] dd')).to_have_text(f"Automatic → {layout}")
     page.get_by_role("tab", name="Log").click()
     page.locator(".log__text").wait_for()
 

@@ -95,10 +95,13 @@ export function ConfigPanel({
   config,
   extra,
   graph,
+  decided = {},
 }: {
   config: Record<string, unknown>;
   extra: Record<string, unknown>;
   graph: Pick<GraphSpec, 'nodes'>;
+  /** What the run decided for settings left on "auto" (the fast path's precision and layout). */
+  decided?: Record<string, string>;
 }) {
   const { t } = useTranslation();
   const catalog = useCatalog();
@@ -117,7 +120,12 @@ export function ConfigPanel({
         : field.options
           ? optionLabel(field, value as JsonValue)
           : display(value);
-    return { title: field.title, value: shown, applies: fieldApplies(field, fields, params) };
+    const outcome = value === 'auto' ? decided[key] : undefined;
+    return {
+      title: field.title,
+      value: outcome ? `${shown} → ${outcome}` : shown,
+      applies: fieldApplies(field, fields, params),
+    };
   };
   const fact = (key: string, value: unknown) =>
     key === 'resources' && value && typeof value === 'object'

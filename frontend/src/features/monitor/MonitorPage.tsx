@@ -27,7 +27,7 @@ import {
 } from './series';
 import { useTaskEvents, type Connection } from './useTaskEvents';
 import { statusNotes } from './statusLine';
-import { fastPathLine } from './fastPath';
+import { fastPathDecided, fastPathLine } from './fastPath';
 import './monitor.css';
 import { failureText } from '../tasks/failureText';
 
@@ -312,6 +312,7 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
           <ConfigPanel
             config={task.config}
             graph={task.graph}
+            decided={fastPathDecided(state.start?.fast_path, t)}
             extra={{
               id: task.id,
               graph_id: task.graph_id,

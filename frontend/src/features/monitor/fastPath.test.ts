@@ -1,6 +1,6 @@
 import i18next, { type TFunction } from 'i18next';
 import { describe, expect, it } from 'vitest';
-import { fastPathLine } from './fastPath';
+import { fastPathDecided, fastPathLine } from './fastPath';
 import { monitorMessages } from './messages';
 
 const i18n = i18next.createInstance();
@@ -32,6 +32,13 @@ describe('fast path line', () => {
     expect(fastPathLine(kept, t)).toBe('bf16 · channels last (kept from the checkpoint)');
     const small = { ...measured, precision: 'fp32', memory_format: 'contiguous', speedup: null, measurements: [] };
     expect(fastPathLine(small, t)).toBe('fp32 · contiguous');
+    const tiny = { ...small, reason: 'a small run (83.8 billion operations): too short for measuring to pay' };
+    expect(fastPathLine(tiny, t)).toBe('fp32 · contiguous (not measured: the run is too small to gain from it)');
+    expect(fastPathLine(tiny, i18n.getFixedT('zh') as TFunction)).toBe(
+      'fp32 · 默认排列（未实测：训练量太小，实测不划算）',
+    );
+    const table = { ...small, reason: 'no convolution over images and no native bf16: nothing to measure' };
+    expect(fastPathLine(table, t)).toBe('fp32 · contiguous (nothing to measure for this network)');
     expect(fastPathLine({ ...measured, speedup: 1, measurements: [{}, {}] }, t)).toBe(
       'bf16 · channels last (measured: nothing faster)',
     );
@@ -40,5 +47,12 @@ describe('fast path line', () => {
   it('shows nothing for runs recorded before the fast path', () => {
     expect(fastPathLine(undefined, t)).toBeNull();
     expect(fastPathLine(null, t)).toBeNull();
+  });
+});
+
+describe('fast path decisions', () => {
+  it('give the settings left on auto their outcome, worded', () => {
+    expect(fastPathDecided(measured, t)).toEqual({ precision: 'bf16', memory_format: 'channels last' });
+    expect(fastPathDecided(undefined, t)).toEqual({});
   });
 });

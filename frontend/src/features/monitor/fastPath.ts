@@ -18,6 +18,13 @@ function isFastPath(value: unknown): value is FastPath {
   );
 }
 
+/** The precision and layout a run decided on, for the settings it left on "auto". */
+export function fastPathDecided(value: unknown, t: TFunction): Record<string, string> {
+  if (!isFastPath(value)) return {};
+  const layout = t(`monitor.fastPath.layout.${value.memory_format}`, { defaultValue: value.memory_format });
+  return { precision: value.precision, memory_format: layout };
+}
+
 /** One line for the run's summary: the precision and layout, and whether they were measured or kept. */
 export function fastPathLine(value: unknown, t: TFunction): string | null {
   if (!isFastPath(value)) return null;
@@ -28,5 +35,16 @@ export function fastPathLine(value: unknown, t: TFunction): string | null {
     if (value.speedup > 1) return t('monitor.fastPath.measured', { choice, speedup: value.speedup.toFixed(2) });
     return t('monitor.fastPath.probed', { choice });
   }
-  return choice;
+  // Not measured: say why, in the words of the engine's reason (`fastpath.choose`).
+  const why = UNMEASURED.find(([start]) => value.reason.startsWith(start));
+  return why ? t(`monitor.fastPath.${why[1]}`, { choice }) : choice;
 }
+
+const UNMEASURED: readonly (readonly [string, string])[] = [
+  ['a small run', 'small'],
+  ['a short run', 'short'],
+  ['no convolution over images', 'nothing'],
+  ['nothing to measure', 'nothing'],
+  ['as set in the train node', 'set'],
+  ['CUDA', 'cuda'],
+];

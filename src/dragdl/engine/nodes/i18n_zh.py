@@ -421,14 +421,16 @@ ZH: dict[str, str] = {
         "轮次中间保存检查点的间隔分钟数；0 表示只在每轮结束时保存。"
     ),
     "Precision": "计算精度",
-    "Number format of the forward and backward passes; the weights stay fp32. auto measures a few steps at the start and keeps the fastest whose loss agrees with fp32 (on CUDA: bf16 where supported, else fp16); fp32 = full precision; bf16 = bfloat16 mixed precision.": (
+    "Number format of the forward and backward passes; the weights stay fp32. auto measures a few steps at the start and keeps the fastest whose loss agrees with fp32 (runs too small to gain are not measured and train in fp32; on CUDA: bf16 where supported, else fp16); fp32 = full precision; bf16 = bfloat16 mixed precision.": (
         "前向和反向计算所用的数值格式；权重始终保持 fp32。“自动”在开始时实测几步，保留损失与 fp32 一致的最快方案"
-        "（在 GPU 上：支持时用 bf16，否则用 fp16）；fp32 为全精度；bf16 为 16 位脑浮点数混合精度。"
+        "（训练量太小、实测不划算时不实测，用 fp32 训练；在 GPU 上：支持时用 bf16，否则用 fp16）；"
+        "fp32 为全精度；bf16 为 16 位脑浮点数混合精度。"
     ),
     "Memory format": "内存排列",
-    "Layout of image batches and convolution weights. auto measures it with the precision (channels last on CUDA); contiguous = PyTorch's default; channels_last = channels last, which speeds up convolutions on many machines.": (
+    "Layout of image batches and convolution weights in memory. auto measures it with the precision (channels last on CUDA); contiguous = PyTorch's default, each channel a whole image plane; channels_last = the channels of each pixel side by side, which speeds up convolutions on many machines.": (
         "图像批次和卷积权重在内存中的排列方式。“自动”与计算精度一起实测（在 GPU 上用通道在后）；"
-        "“默认排列”为 PyTorch 的默认方式；“通道在后”把通道放在最后，在很多机器上能加快卷积。"
+        "“默认排列”为 PyTorch 的默认方式，每个通道是一整张图像平面；“通道在后”把每个像素的各通道挨着存放，"
+        "在很多机器上能加快卷积。"
     ),
     "Downloading is turned off here: the files must already be in the cache.": (
         "这里不允许下载：文件必须已在缓存中。"

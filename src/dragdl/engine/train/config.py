@@ -118,15 +118,17 @@ class TrainSettings(BaseModel):
         "auto",
         title="Precision",
         description="Number format of the forward and backward passes; the weights stay fp32. auto "
-        "measures a few steps at the start and keeps the fastest whose loss agrees with fp32 (on "
-        "CUDA: bf16 where supported, else fp16); fp32 = full precision; bf16 = bfloat16 mixed precision.",
+        "measures a few steps at the start and keeps the fastest whose loss agrees with fp32 (runs too "
+        "small to gain are not measured and train in fp32; on CUDA: bf16 where supported, else fp16); "
+        "fp32 = full precision; bf16 = bfloat16 mixed precision.",
     )
     memory_format: MemoryFormatChoice = Field(
         "auto",
         title="Memory format",
-        description="Layout of image batches and convolution weights. auto measures it with the "
-        "precision (channels last on CUDA); contiguous = PyTorch's default; channels_last = channels "
-        "last, which speeds up convolutions on many machines.",
+        description="Layout of image batches and convolution weights in memory. auto measures it with "
+        "the precision (channels last on CUDA); contiguous = PyTorch's default, each channel a whole "
+        "image plane; channels_last = the channels of each pixel side by side, which speeds up "
+        "convolutions on many machines.",
     )
 
     monitor: str = Field(

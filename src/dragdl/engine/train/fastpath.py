@@ -298,7 +298,11 @@ def choose(
         return fixed(device, precision, memory_format, images, why)
     flops = training_flops(probe.model, probe.input_shape, device) * probe.run_samples
     if flops < MIN_RUN_FLOPS:
-        small = f"a small run ({flops / 1e9:.3g} GFLOP): too short for measuring to pay"
+        small = f"a small run ({flops / 1e9:.3g} billion operations): too short for measuring to pay"
+        settings = {"precision": precision, "memory format": memory_format}
+        set_here = [name for name, value in settings.items() if value != "auto"]
+        if set_here:
+            small += f"; {' and '.join(set_here)} as set in the train node"
         return fixed(device, "fp32" if precision == "auto" else precision, layouts[0], images, small)
     with _rng_kept(device):
         return _measure_all(probe, layouts, precisions, bf16)
