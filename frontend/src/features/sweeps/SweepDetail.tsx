@@ -22,6 +22,7 @@ import {
   lastValue,
   parallelOption,
   searchAxes,
+  shownNumber,
   trialSeconds,
 } from './charts';
 import { EChart } from './echarts';
@@ -158,7 +159,7 @@ function TrialsTable({ detail, now }: { detail: SweepDetail; now: number }) {
                 className={best ? 'is-best' : undefined}
               >
                 <td className="num">
-                  #{trial.number}
+                  #{shownNumber(trial.number)}
                   {best && <span className="trial-best">{t('sweeps.bestBadge')}</span>}
                 </td>
                 <td>
@@ -345,7 +346,7 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
             {formatObjective(detail.best_value, percent)}
           </strong>
           <span className="sweep-stat__note">
-            {hasBest ? t('sweeps.bestTrial', { number: detail.best_trial }) : t('sweeps.noBestYet')}
+            {hasBest ? t('sweeps.bestTrial', { number: shownNumber(detail.best_trial ?? 0) }) : t('sweeps.noBestYet')}
           </span>
         </div>
         <div className="wb-card sweep-stat">

@@ -62,15 +62,16 @@ describe('bestSoFar', () => {
       trial(3, 'COMPLETE', 0.75),
       trial(4, 'RUNNING', null),
     ];
+    // Against the trial as people count it, from 1 (the tasks are named "… #1").
     expect(bestSoFar(trials, 'maximize')).toEqual([
-      [0, 0.7],
-      [2, 0.8],
+      [1, 0.7],
       [3, 0.8],
+      [4, 0.8],
     ]);
     expect(bestSoFar(trials, 'minimize')).toEqual([
-      [0, 0.7],
-      [2, 0.7],
+      [1, 0.7],
       [3, 0.7],
+      [4, 0.7],
     ]);
   });
 });
@@ -90,7 +91,7 @@ describe('parallelOption', () => {
       ['val_accuracy', 'value'],
     ]);
     expect(option.series.map((series) => series.name)).toEqual(['complete', 'pruned']);
-    expect(option.series[0]!.data).toEqual([{ name: '#0', value: [0.001, 'adam', 0.9] }]);
+    expect(option.series[0]!.data).toEqual([{ name: '#1', value: [0.001, 'adam', 0.9] }]);
   });
 });
 

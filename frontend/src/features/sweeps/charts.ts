@@ -62,7 +62,7 @@ export function bestSoFar(trials: readonly Trial[], direction: Direction): [numb
   for (const trial of [...trials].sort((a, b) => a.number - b.number)) {
     if (trial.state !== 'COMPLETE' || trial.value === null) continue;
     if (best === null || better(trial.value, best, direction)) best = trial.value;
-    points.push([trial.number, best]);
+    points.push([shownNumber(trial.number), best]);
   }
   return points;
 }
@@ -102,6 +102,9 @@ export function parallelOption(detail: SweepDetail, labels: ParallelLabels) {
       name: labels.objective,
       type: 'value',
       scale: true,
+      // A share stays within 0..100%, a little wider than the values (all alike: ECharts alone
+      // would open the axis from 40% to 160%).
+      ...(percent ? { min: shareFloor, max: shareCeil } : {}),
       nameTextStyle: { color: '#344054', fontSize: 11, fontWeight: 'bold' },
       axisLabel: { ...AXIS_LABEL, formatter: (v: number) => formatObjective(v, percent) },
     },
@@ -119,7 +122,7 @@ export function parallelOption(detail: SweepDetail, labels: ParallelLabels) {
     data: trials
       .filter((trial) => trial.state === state)
       .map((trial) => ({
-        name: `#${trial.number}`,
+        name: `#${shownNumber(trial.number)}`,
         value: [...axes.map((axis) => trial.params[axis.key] as number | string), trial.value as number],
       })),
   }));
@@ -131,6 +134,9 @@ export function parallelOption(detail: SweepDetail, labels: ParallelLabels) {
     series,
   };
 }
+
+const shareFloor = ({ min }: { min: number }) => Math.max(0, Math.floor((min - 0.02) * 20) / 20);
+const shareCeil = ({ max }: { max: number }) => Math.min(1, Math.ceil((max + 0.02) * 20) / 20);
 
 /** The next hundredth above a share (so a curve at 0.973 gets an axis up to 0.98, never past 1). */
 const niceCeil = (value: number) => Math.ceil(value * 100 + 1e-9) / 100 + 0.01;
@@ -155,8 +161,8 @@ export function bestSoFarOption(
       nameLocation: 'middle',
       nameGap: 24,
       minInterval: 1,
-      min: 0,
-      max: Math.max(detail.trials - 1, 1),
+      min: 1,
+      max: Math.max(detail.trials, 2),
       axisLabel: AXIS_LABEL,
     },
     yAxis: {
@@ -173,7 +179,7 @@ export function bestSoFarOption(
         type: 'scatter',
         symbolSize: 7,
         itemStyle: { color: '#a5b4fc' },
-        data: complete.map((trial) => [trial.number, trial.value]),
+        data: complete.map((trial) => [shownNumber(trial.number), trial.value]),
       },
       {
         name: labels.best,
@@ -226,4 +232,10 @@ export function trialSeconds(trial: Trial, now: number): number | null {
   const start = parseServerTime(trial.started_at);
   const end = trial.finished_at ? parseServerTime(trial.finished_at) : now;
   return Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, (end - start) / 1000) : null;
+}
+
+/** Trials are counted from 1 where people read them, as their tasks are named ("… #1"); the API
+ * numbers them from 0, as Optuna does. */
+export function shownNumber(number: number): number {
+  return number + 1;
 }
