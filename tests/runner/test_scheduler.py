@@ -43,6 +43,15 @@ class FakeBackend:
     def nodes(self) -> list[Node]:
         return list(self.cluster) if self.cluster is not None else [Node("node-1", "127.0.0.1", self.total)]
 
+    def claim_warm(self, node_id: str | None, need: Resources) -> str | None:
+        return None
+
+    def release_warm(self, name: str) -> None:
+        pass
+
+    def reap_idle_warm(self, running_refs: set[str]) -> int:
+        return 0
+
     def launch(self, spec: LaunchSpec) -> FakeHandle:
         handle = FakeHandle(spec)
         self.launched.append(handle)

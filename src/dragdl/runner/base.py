@@ -54,7 +54,8 @@ class Resources:
 class LaunchSpec:
     task_id: str
     worker_ref: str
-    """Unique per attempt (`dragdl-<task_id>-<attempt>`): the Ray actor name and the DB fencing token."""
+    """Unique per attempt (`dragdl-<task_id>-<attempt>`, or the name of the warm worker it runs in):
+    the Ray actor name and the DB fencing token."""
     resources: Resources
     config: WorkerConfig
     context: DataContext
@@ -77,8 +78,21 @@ class Backend(Protocol):
         """The cluster's alive nodes with the CPUs and GPUs each offers to tasks; called every
         scheduling pass, so it must be cheap."""
 
+    def claim_warm(self, node_id: str | None, need: Resources) -> str | None:
+        """The name of an idle warm worker on `node_id` (a process started ahead, with the training
+        code imported) that can run a task needing `need`, taken out of the pool: the attempt's
+        `worker_ref`, so `launch` runs the attempt in it. None: `launch` starts a new process."""
+
+    def release_warm(self, name: str) -> None:
+        """Give back a claimed warm worker whose attempt did not start."""
+
+    def reap_idle_warm(self, running_refs: set[str]) -> int:
+        """At connecting: kill the idle warm workers a previous server left (those not running an
+        attempt in `running_refs`); returns how many."""
+
     def launch(self, spec: LaunchSpec) -> Any:
-        """Start one attempt in its own process, on `spec.node_id` when set; returns a handle."""
+        """Start one attempt in its own process, on `spec.node_id` when set (in the claimed warm
+        worker when `spec.worker_ref` names one); returns a handle."""
 
     def find(self, worker_ref: str) -> Any | None:
         """A handle to a worker still alive under that name (after a server restart), else None."""

@@ -12,6 +12,15 @@ max_task_retries=0): retries are the scheduler's, from checkpoints.
 Each actor is pinned to the node the scheduler placed it on (`NodeAffinitySchedulingStrategy`, not
 soft), and `nodes()` reads the alive nodes with their totals from `ray.nodes()` for that placement.
 
+Warm workers: starting a process and importing torch takes seconds, longer than a small task's
+first epoch. So once a node has run a CPU task, `warm_per_node` actors wait there with the training
+code imported (`TaskWorker(warm=True)`, named `dragdl-warm-<id>`, reserving no CPU while idle: the
+scheduler's own per-node accounting holds the task's CPUs once one runs in it). The scheduler claims
+one for an attempt, whose worker_ref becomes the actor's name, so a restarted server adopts it like
+any worker; a new one is started in its place. Tasks with GPUs get a fresh actor (Ray assigns the
+GPU when an actor is created). Idle warm actors are killed on close; after a killed server, those
+of an embedded Ray end with it, and a cluster's are killed at the next start (`reap_idle_warm`).
+
 Ray is imported only here and only when connecting: importing the server stays fast.
 """
 
@@ -21,6 +30,8 @@ import contextlib
 import logging
 import os
 import re
+import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +46,7 @@ from dragdl.runner.scheduler import ContextFor, Scheduler
 log = logging.getLogger(__name__)
 
 NAMESPACE = "dragdl"
+WARM_PREFIX = "dragdl-warm-"
 OBJECT_STORE_BYTES = 256 * 1024**2
 """Tasks pass only small specs through Ray; a small object store leaves the memory to training."""
 
@@ -111,14 +123,24 @@ class RayBackend:
     """`Backend` on Ray (see the module docstring)."""
 
     def __init__(
-        self, address: str | None, num_cpus: int | None = None, data_dir: Path | None = None
+        self,
+        address: str | None,
+        num_cpus: int | None = None,
+        data_dir: Path | None = None,
+        warm_per_node: int = 1,
     ) -> None:
         self.address = address
         self.num_cpus = num_cpus
         self.data_dir = data_dir
         """Where the embedded Ray's processes are recorded, to be ended after a killed server."""
+        self.warm_per_node = warm_per_node
         self._owned = False
         self._actor_class: Any = None
+        self._idle: dict[str, list[tuple[str, Any]]] = {}
+        """Per node id, the idle warm actors (name, handle), oldest first."""
+        self._claimed: dict[str, tuple[str, Any]] = {}
+        """Warm actors claimed for an attempt not launched yet: name -> (node id, handle)."""
+        self._warm_lock = threading.Lock()
 
     def connect(self) -> None:
         self._owned = ensure_ray(self.address, self.num_cpus)
@@ -144,7 +166,7 @@ class RayBackend:
             found.append(Node(str(entry["NodeID"]), str(entry.get("NodeManagerAddress", "")), resources))
         return found
 
-    def launch(self, spec: LaunchSpec) -> RayHandle:
+    def _actor(self, name: str, node_id: str | None, cpus: float, gpus: float, warm: bool = False) -> Any:
         import ray
 
         if self._actor_class is None:
@@ -152,26 +174,86 @@ class RayBackend:
 
             self._actor_class = ray.remote(TaskWorker)
         placement: dict[str, Any] = {}
-        if spec.node_id is not None:
+        if node_id is not None:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
             # Not soft: the scheduler chose this node because it holds the task; elsewhere it
             # might not fit, or take room the scheduler promised to another task.
-            placement["scheduling_strategy"] = NodeAffinitySchedulingStrategy(spec.node_id, soft=False)
-        actor = self._actor_class.options(
-            name=spec.worker_ref,
+            placement["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+        return self._actor_class.options(
+            name=name,
             namespace=NAMESPACE,
             lifetime="detached",
-            num_cpus=spec.resources.cpus,
-            num_gpus=spec.resources.gpus,
+            num_cpus=cpus,
+            num_gpus=gpus,
             max_restarts=0,
             max_task_retries=0,
             **placement,
-        ).remote()
+        ).remote(warm)
+
+    def launch(self, spec: LaunchSpec) -> RayHandle:
+        with self._warm_lock:
+            claimed = self._claimed.pop(spec.worker_ref, None)
+        if claimed is not None:
+            actor = claimed[1]
+        else:
+            actor = self._actor(spec.worker_ref, spec.node_id, spec.resources.cpus, spec.resources.gpus)
         ref = actor.run.remote(spec)
         actor.__ray_terminate__.remote()
         self._record()  # Ray's agents start after ray.init returns: by now they run
         return RayHandle(spec.worker_ref, actor, ref)
+
+    # -- warm workers --------------------------------------------------------------------------------
+
+    def claim_warm(self, node_id: str | None, need: Resources) -> str | None:
+        if self.warm_per_node <= 0 or node_id is None or need.gpus > 0:
+            return None
+        with self._warm_lock:
+            idle = self._idle.setdefault(node_id, [])
+            taken = idle.pop(0) if idle else None
+            if taken is not None:
+                self._claimed[taken[0]] = (node_id, taken[1])
+            missing = self.warm_per_node - len(idle)
+        # Refilled at once: the next task on this node finds one ready (the first found none).
+        for _ in range(missing):
+            self._start_warm(node_id)
+        return None if taken is None else taken[0]
+
+    def release_warm(self, name: str) -> None:
+        with self._warm_lock:
+            claimed = self._claimed.pop(name, None)
+            if claimed is not None:
+                self._idle.setdefault(claimed[0], []).insert(0, (name, claimed[1]))
+
+    def _start_warm(self, node_id: str) -> None:
+        name = f"{WARM_PREFIX}{uuid.uuid4().hex[:16]}"
+        try:
+            actor = self._actor(name, node_id, 0, 0, warm=True)
+        except Exception as exc:  # the node just left, or Ray refuses: tasks start cold meanwhile
+            log.warning("could not start a warm worker on node %s: %s", node_id, exc)
+            return
+        with self._warm_lock:
+            self._idle.setdefault(node_id, []).append((name, actor))
+
+    def reap_idle_warm(self, running_refs: set[str]) -> int:
+        """Kill warm actors of this namespace that neither wait in this backend's pool nor run an
+        attempt in `running_refs` (a killed server's pool on a cluster); returns how many."""
+        import ray
+        from ray.util import list_named_actors
+
+        with self._warm_lock:
+            ours = {name for pool in self._idle.values() for name, _ in pool} | set(self._claimed)
+        reaped = 0
+        for entry in list_named_actors(all_namespaces=True):
+            name = str(entry.get("name", ""))
+            if entry.get("namespace") != NAMESPACE or not name.startswith(WARM_PREFIX):
+                continue
+            if name in ours or name in running_refs:
+                continue
+            with contextlib.suppress(Exception):  # it ended meanwhile
+                ray.kill(ray.get_actor(name, namespace=NAMESPACE), no_restart=True)
+                reaped += 1
+        return reaped
 
     def find(self, worker_ref: str) -> RayHandle | None:
         import ray
@@ -231,6 +313,15 @@ class RayBackend:
     def close(self) -> None:
         import ray
 
+        with self._warm_lock:
+            idle = [actor for pool in self._idle.values() for _, actor in pool]
+            idle += [actor for _, actor in self._claimed.values()]
+            self._idle.clear()
+            self._claimed.clear()
+        if ray.is_initialized():
+            for actor in idle:
+                with contextlib.suppress(Exception):  # already gone
+                    ray.kill(actor, no_restart=True)
         if self._owned and ray.is_initialized():
             # The embedded cluster ends with the server; its workers with it. The tasks stay RUNNING
             # in the database and are re-queued from their checkpoints at the next start.
@@ -248,6 +339,7 @@ def create_ray_runner(
     ray_address: str | None,
     max_running_per_user: int,
     stop_timeout_s: float,
+    warm_per_node: int = 1,
     **options: Any,
 ) -> Scheduler:
     """The server's runner: the scheduler over a Ray backend. Ray processes that a killed server with
@@ -255,7 +347,7 @@ def create_ray_runner(
     if ray_address is None:
         end_leftover_ray(config.data_dir)
     return Scheduler(
-        RayBackend(ray_address, data_dir=config.data_dir),
+        RayBackend(ray_address, data_dir=config.data_dir, warm_per_node=warm_per_node),
         sessions,
         config,
         context_for,

@@ -305,6 +305,11 @@ class Scheduler(Runner):
             "task runner connected: %d node(s), %s CPUs, %s GPUs", len(self._nodes), total.cpus, total.gpus
         )
         self.reconcile()
+        with self._lock:
+            running = {attempt.worker_ref for attempt in self._attempts.values()}
+        reaped = self.backend.reap_idle_warm(running)
+        if reaped:
+            log.info("killed %d idle warm worker(s) a previous server left on the cluster", reaped)
 
     def tick(self) -> None:
         """One scheduling pass: settle ended workers, enforce stops and heartbeats, requeue orphans,
@@ -557,12 +562,16 @@ class Scheduler(Runner):
             error = {"code": "data_unavailable", "message": message, "node_id": None}
             finish(db, task.id, TaskStatus.FAILED, message, from_statuses=(TaskStatus.QUEUED,), error=error)
             return False
+        warm = self.backend.claim_warm(node.id, need)
         resumed = " (resuming)" if task.resume or task.attempts else ""
         where = f" on node {short_node(node.id)} ({node.address})"
-        message = f"attempt {task.attempts + 1} starting{where}{resumed}"
+        how = " in a warm worker" if warm is not None else ""
+        message = f"attempt {task.attempts + 1} starting{where}{how}{resumed}"
         resources = {"cpus": need.cpus, "gpus": need.gpus}
-        worker_ref = start_attempt(db, task, message, resources=resources, worker_node=node.id)
+        worker_ref = start_attempt(db, task, message, warm, resources=resources, worker_node=node.id)
         if worker_ref is None:
+            if warm is not None:
+                self.backend.release_warm(warm)
             return False  # stopped or deleted meanwhile
         spec = LaunchSpec(task.id, worker_ref, need, self.config, context, node.id)
         try:

@@ -57,11 +57,14 @@ def _running(task_id: str, worker_ref: str | None) -> list[ColumnElement[bool]]:
     return where
 
 
-def start_attempt(db: Session, task: Task, message: str, **values: Any) -> str | None:
-    """QUEUED -> RUNNING for the next attempt (also setting `values`); returns the attempt's worker_ref,
-    or None when the task is no longer QUEUED (stopped or deleted meanwhile)."""
+def start_attempt(
+    db: Session, task: Task, message: str, worker_ref: str | None = None, **values: Any
+) -> str | None:
+    """QUEUED -> RUNNING for the next attempt (also setting `values`); returns the attempt's worker_ref
+    (`worker_ref` when given: a warm worker's name), or None when the task is no longer QUEUED
+    (stopped or deleted meanwhile)."""
     attempt = task.attempts + 1
-    worker_ref = worker_ref_for(task.id, attempt)
+    worker_ref = worker_ref or worker_ref_for(task.id, attempt)
     now = utcnow()
     ok = guarded_update(
         db,

@@ -54,9 +54,22 @@ LEASE_LOST_EXIT_CODE = 75
 
 
 class TaskWorker:
-    """The Ray actor class: one actor (one process) per attempt, named after its worker_ref."""
+    """The Ray actor class: one actor (one process) per attempt, named after its worker_ref.
+
+    A warm worker is started ahead of its attempt, under a name of its own that becomes the attempt's
+    worker_ref: it imports the training code while it waits, so a task's first step does not wait
+    for a process to start and torch to load."""
+
+    def __init__(self, warm: bool = False) -> None:
+        if warm:
+            import dragdl.engine.run  # noqa: F401  (torch, torchvision and the engine)
 
     def run(self, spec: LaunchSpec) -> str:
+        import torch
+
+        # Ray sizes a process's thread pools by the CPUs its actor reserved, and a warm worker
+        # reserves none while it waits: size them by what the scheduler gave the task.
+        torch.set_num_threads(max(1, round(spec.resources.cpus)))
         return execute_attempt(spec)
 
 

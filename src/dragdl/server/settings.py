@@ -36,6 +36,9 @@ class Settings:
     """Password checks (argon2: slow and memory-hungry on purpose) running at once; more queue."""
     stop_timeout_s: float = 30.0
     """A stopped task that has not checkpointed by then is killed."""
+    warm_workers: int = 1
+    """Worker processes kept waiting, with the training code imported, on each node that has run a
+    CPU task, so the next task starts training at once (`DRAGDL_WARM_WORKERS`; 0 turns them off)."""
     max_upload_bytes: int = 2 * 1024**3
     """Largest dataset upload (every byte of one request together)."""
     max_body_bytes: int = 4 * 1024**2
@@ -74,5 +77,6 @@ class Settings:
             max_upload_bytes=int(env.get("DRAGDL_MAX_UPLOAD_BYTES", str(2 * 1024**3))),
             predict_batching=env.get("DRAGDL_PREDICT_BATCHING", "1") not in ("0", "false", "no"),
             max_event_streams_per_user=int(env.get("DRAGDL_MAX_EVENT_STREAMS_PER_USER", "20")),
+            warm_workers=int(env.get("DRAGDL_WARM_WORKERS", "1")),
         )
         return replace(settings, **overrides)

@@ -48,6 +48,7 @@ def create_runner(settings: Settings, sessions: sessionmaker[Session], eager: bo
         ray_address=settings.ray_address,
         max_running_per_user=settings.max_running_per_user,
         stop_timeout_s=settings.stop_timeout_s,
+        warm_per_node=settings.warm_workers,
         eager=eager,
     )
 
