@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.engine.train.events import (
@@ -218,3 +219,56 @@ def test_best_metrics_follow_the_task_kind() -> None:
     best = merge_best({}, {"val_loss": 1.0, "val_accuracy": 0.5}, classification)
     best = merge_best(best, {"val_loss": 2.0, "val_accuracy": 0.7}, classification)
     assert best == {"val_loss": 1.0, "val_accuracy": 0.7}
+
+
+class AnswerLost:
+    """Sessions whose commit, once armed, is applied by the database but answered with a dropped
+    connection: what a client sees when the network fails between COMMIT and its reply."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self.sessions = sessions
+        self.armed = False
+
+    def __call__(self) -> Session:
+        session = self.sessions()
+        commit = session.commit
+
+        def commit_then_drop() -> None:
+            commit()
+            if self.armed:
+                self.armed = False
+                raise OperationalError("COMMIT", {}, ConnectionError("server closed the connection"))
+
+        session.commit = commit_then_drop  # type: ignore[method-assign]
+        return session
+
+
+def test_a_write_whose_commit_answer_was_lost_is_not_recorded_twice(
+    config: WorkerConfig, sessions: sessionmaker[Session], make_task: MakeTask, make_user: Any
+) -> None:
+    task = running_task(make_task, make_user, "dragdl-t-1")
+    lossy = AnswerLost(sessions)
+    db_reporter = DBReporter(lossy, task.id, "dragdl-t-1", config.data_dir, clock=Clock())  # type: ignore[arg-type]
+    db_reporter.emit(start())
+    db_reporter.emit(epoch_metric(1, 0.9))
+    lossy.armed = True
+    db_reporter.emit(epoch_metric(2, 0.5))  # stored, but the reporter was told it failed: tried again
+    db_reporter.emit(LogEvent("info", "after the drop"))
+    db_reporter.flush(deadline_s=10)
+    assert db_reporter.pending == 0 and not lossy.armed
+    assert [e["epoch"] for e in events(sessions, task, "metric")] == [1, 2]
+    assert [e["message"] for e in events(sessions, task, "log")] == ["after the drop"]
+
+
+def test_a_start_whose_commit_answer_was_lost_is_recorded_once(
+    config: WorkerConfig, sessions: sessionmaker[Session], make_task: MakeTask, make_user: Any
+) -> None:
+    task = running_task(make_task, make_user, "dragdl-t-1")
+    lossy = AnswerLost(sessions)
+    db_reporter = DBReporter(lossy, task.id, "dragdl-t-1", config.data_dir, clock=Clock())  # type: ignore[arg-type]
+    lossy.armed = True
+    db_reporter.emit(start())
+    db_reporter.emit(epoch_metric(1, 0.9))
+    db_reporter.flush(deadline_s=10)
+    assert len(events(sessions, task, "start")) == 1
+    assert [e["epoch"] for e in events(sessions, task, "metric")] == [1]

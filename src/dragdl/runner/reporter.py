@@ -64,6 +64,10 @@ log = logging.getLogger(__name__)
 Write = Callable[[Session], bool]
 """One transaction of the reporter; False when the attempt no longer owns the task."""
 
+WRITE_KEY = "write_key"
+"""Each event row's key, unique per attempt and event: a write tried again looks for it first."""
+RECENT_EVENTS = 16
+"""Rows of the same kind looked through for that key (writes go in order, so it is among the newest)."""
 NOT_SCORES = frozenset({"lr", "samples_per_s", "epoch_time_s", "peak_memory_mb"})
 """Epoch values that are settings or machine measurements, not model quality: no "best" for them."""
 
@@ -130,6 +134,8 @@ class DBReporter:
         self._steps_per_epoch = 0
         self._best: dict[str, Any] = {}
         self._pending: list[Write] = []
+        self._written = 0
+        """Events handed to `_write` so far: the sequence number in each one's key."""
         self._retry_at = -math.inf
         self._next_delay = backoff_delays()
 
@@ -155,8 +161,18 @@ class DBReporter:
         epoch = event.resumed_from_epoch or 1
         step = (epoch - 1) * event.steps_per_epoch + (event.resumed_from_step or 0)
         self._replayed_below = epoch if event.resumed_from_epoch is not None else 0
+        self._written += 1
+        key = f"{self.worker_ref}:{self._written}"
+        tries = 0
 
         def write(db: Session) -> bool:
+            nonlocal tries
+            tries += 1
+            if tries > 1 and self._stored(db, event.type, key):
+                # Stored by the try whose answer was lost (stale rows went with it in that commit).
+                owned = heartbeat(db, self.task_id, self.worker_ref)
+                db.commit()
+                return owned
             rows = db.execute(
                 select(TaskEvent.id, TaskEvent.data).where(
                     TaskEvent.task_id == self.task_id, TaskEvent.kind == "metric"
@@ -174,7 +190,7 @@ class DBReporter:
             values = {"epoch": epoch, "progress": self._fraction(step), "best_metrics": self._best}
             if not heartbeat(db, self.task_id, self.worker_ref, **values):
                 return False
-            add_event(db, self.task_id, event.type, event.to_json())
+            add_event(db, self.task_id, event.type, {**event.to_json(), WRITE_KEY: key})
             db.commit()
             return True
 
@@ -219,14 +235,34 @@ class DBReporter:
             return Path(path).name
 
     def _write(self, data: dict[str, Any], **task_values: Any) -> None:
+        # A commit whose answer the connection lost may have been applied all the same: a write
+        # tried again first looks for its own row (by a key unique to this attempt and event), so
+        # an outage never records an event twice.
+        self._written += 1
+        key = f"{self.worker_ref}:{self._written}"
+        row = {**data, WRITE_KEY: key}
+        tries = 0
+
         def write(db: Session) -> bool:
+            nonlocal tries
+            tries += 1
             if not heartbeat(db, self.task_id, self.worker_ref, **task_values):
                 return False
-            add_event(db, self.task_id, str(data["type"]), data)
+            if tries == 1 or not self._stored(db, str(data["type"]), key):
+                add_event(db, self.task_id, str(data["type"]), row)
             db.commit()
             return True
 
         self._submit(write)
+
+    def _stored(self, db: Session, kind: str, key: str) -> bool:
+        recent = db.scalars(
+            select(TaskEvent.data)
+            .where(TaskEvent.task_id == self.task_id, TaskEvent.kind == kind)
+            .order_by(TaskEvent.id.desc())
+            .limit(RECENT_EVENTS)
+        )
+        return any(data.get(WRITE_KEY) == key for data in recent)
 
     # -- riding out a database outage ---------------------------------------------------------------
 
