@@ -9,11 +9,20 @@ every trial run to its last epoch. Sampling, pruning and substitution are the en
 (`engine/sweep`), exactly as the server's sweep driver asks them; each trial is a real
 `run_graph` training whose per-epoch validation accuracy is the objective.
 
-    .venv/bin/python benchmarks/bench_scale.py                      # 16 trials of 5 epochs
-    .venv/bin/python benchmarks/bench_scale.py --trials 8 --epochs 3 --pruner halving --threads 2
+Latency section: a real `dragdl serve` (single-user, fresh data dir, embedded Ray) is sent small
+tasks one after another (the iris logistic regression, 3 epochs), and the time from the POST to the
+first metric the API returns (`GET /api/tasks/{id}/metrics`, polled every 20 ms) is taken for each.
+The first task starts the cluster and is reported apart; the others are the "warm server" figure.
+It runs twice: with warm workers (the default, `DRAGDL_WARM_WORKERS=1`) and without (`=0`), each
+task submitted 3 s after the previous one ended (a user's next click; the new warm worker imports torch
+meanwhile).
+
+    .venv/bin/python benchmarks/bench_scale.py                      # both sections
+    .venv/bin/python benchmarks/bench_scale.py --part sweep --trials 8 --epochs 3 --pruner halving
+    .venv/bin/python benchmarks/bench_scale.py --part latency --tasks 10
 
 Targets: the pruned sweep's wall time <= 60% of the full one's, its best validation accuracy
-within 0.5 points of the full sweep's best.
+within 0.5 points of the full sweep's best; submit -> first metric p50 on a warm server < 1.5 s.
 """
 
 from __future__ import annotations
@@ -21,9 +30,12 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import statistics
+import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +51,7 @@ from dragdl.engine.sweep.space import SearchSection, substitute
 from dragdl.engine.sweep.study import PrunerName, StoredTrial, SweepPlan, ask, should_prune
 from dragdl.engine.train.events import Event, MetricEvent
 from dragdl.engine.train.reporter import ListReporter
+from server_process import free_port, running_server
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "src" / "dragdl" / "examples" / "sketcher_cnn.json"
 OBJECTIVE = "val_accuracy"
@@ -185,10 +198,70 @@ def sweep_section(ctx: DataContext, trials: int, epochs: int, pruner: PrunerName
     )
 
 
+LATENCY_GRAPH = EXAMPLE.with_name("logistic_regression_iris.json")
+LATENCY_TARGET_S = 1.5
+
+
+def _http(url: str, body: dict[str, Any] | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json", "X-Requested-With": "bench"}
+    request = urllib.request.Request(
+        url, data=data, headers=headers, method="GET" if body is None else "POST"
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read() or b"null")
+
+
+def first_metric_latencies(url: str, tasks: int) -> list[float]:
+    """Seconds from each task's POST to its first metric, tasks one after another."""
+    graph = json.loads(LATENCY_GRAPH.read_text())
+    train = next(node for node in graph["nodes"] if node["id"] == "train")
+    train["params"].update({"epochs": 3, "device": "cpu"})
+    seconds: list[float] = []
+    for _ in range(tasks):
+        started = time.perf_counter()
+        task_id = _http(f"{url}/api/tasks", {"graph": graph})["id"]
+        while not _http(f"{url}/api/tasks/{task_id}/metrics")["data"]:
+            time.sleep(0.02)
+        seconds.append(time.perf_counter() - started)
+        while _http(f"{url}/api/tasks/{task_id}")["status"] not in ("SUCCEEDED", "FAILED", "STOPPED"):
+            time.sleep(0.1)
+        time.sleep(3.0)  # a user's next click: time for the new warm worker to import torch
+    return seconds
+
+
+def latency_section(tasks: int, console: Console) -> None:
+    table = Table(title=f"Submit -> first metric, {tasks} small tasks one after another (iris, 3 epochs)")
+    for column in ("warm workers", "first task (cold cluster)", "p50, later tasks", "max, later tasks"):
+        table.add_column(column, justify="right")
+    medians: dict[int, float] = {}
+    for warm in (1, 0):
+        with tempfile.TemporaryDirectory() as data_dir:
+            port = free_port()
+            dragdl = str(Path(sys.executable).with_name("dragdl"))
+            command = ["env", f"DRAGDL_WARM_WORKERS={warm}", dragdl, "serve", "--no-auth"]
+            command += ["--port", str(port), "--data-dir", data_dir]
+            log = Path(data_dir) / "serve.log"
+            with running_server(command, f"http://127.0.0.1:{port}", log, 120, 0.2, 60) as url:
+                seconds = first_metric_latencies(url, tasks)
+        later = seconds[1:]
+        medians[warm] = statistics.median(later)
+        table.add_row(str(warm), f"{seconds[0]:.2f} s", f"{medians[warm]:.2f} s", f"{max(later):.2f} s")
+        console.print(f"  warm workers {warm}: " + ", ".join(f"{value:.2f}" for value in seconds))
+    console.print(table)
+    verdict = "[green]PASS[/]" if medians[1] < LATENCY_TARGET_S else "[red]FAIL[/]"
+    console.print(
+        f"p50 with warm workers {medians[1]:.2f} s (target < {LATENCY_TARGET_S} s) {verdict}; "
+        f"without {medians[0]:.2f} s ({medians[0] / medians[1]:.1f}x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--part", choices=["sweep", "latency", "all"], default="all")
+    parser.add_argument("--tasks", type=int, default=8, help="tasks per latency run")
     parser.add_argument("--trials", type=int, default=16)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--pruner", choices=["median", "halving"], default="median")
@@ -203,9 +276,12 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     console = Console()
     console.print(f"PyTorch threads: {torch.get_num_threads()}")
-    with tempfile.TemporaryDirectory() as data_dir:
-        ctx = DataContext(data_dir=Path(data_dir), allow_download=False)
-        sweep_section(ctx, args.trials, args.epochs, args.pruner, console)
+    if args.part in ("sweep", "all"):
+        with tempfile.TemporaryDirectory() as data_dir:
+            ctx = DataContext(data_dir=Path(data_dir), allow_download=False)
+            sweep_section(ctx, args.trials, args.epochs, args.pruner, console)
+    if args.part in ("latency", "all"):
+        latency_section(args.tasks, console)
 
 
 if __name__ == "__main__":
