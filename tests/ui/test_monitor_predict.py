@@ -153,6 +153,8 @@ def test_monitor_results_and_prediction_in_server_and_browser(
     page.get_by_role("tab", name="Graph").click()
     page.locator('.graph-view .react-flow__node[data-id="conv"]').wait_for()
     # The settings as run: what "auto" decided, as the report records it.
+    from playwright.sync_api import expect
+
     page.get_by_role("tab", name="Settings").click()
     chosen = api(server_url, "GET", f"/api/tasks/{task['id']}/report")["fast_path"]
     layout = {"contiguous": "contiguous", "channels_last": "channels last"}[chosen["memory_format"]]
