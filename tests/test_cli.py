@@ -147,6 +147,19 @@ def test_run_trains_then_resume_extends_the_run(tmp_path: Path) -> None:
     assert "resuming epoch 3" in resumed and "epoch 3/3  train loss" in resumed
     assert "epoch 1/" not in resumed  # the replayed epochs are in the first attempt's lines already
 
+    # The script exported like the run trains in what the run chose; a run of another graph is refused.
+    chosen = json.loads((out / "report.json").read_text())["fast_path"]
+    script = tmp_path / "train.py"
+    exported = dragdl("export-code", str(path), "-o", str(script), "--like-run", str(out), cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    text = script.read_text()
+    assert f'PRECISION = "{chosen["precision"]}"' in text
+    assert f'MEMORY_FORMAT = "{chosen["memory_format"]}"' in text
+    other = write(tmp_path / "iris.json", example("logistic_regression_iris"))
+    refused = dragdl("export-code", str(other), "--like-run", str(out), cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "is a run of another graph" in " ".join(refused.stderr.split())
+
 
 class _Closes(JsonlReporter):
     closed: list[Path] = []

@@ -44,9 +44,17 @@ def export_code(
     if like_run is not None:
         try:
             fast_path = json.loads((like_run / "report.json").read_text(encoding="utf-8")).get("fast_path")
+            ran = json.loads((like_run / "graph.json").read_text(encoding="utf-8"))
         except (OSError, ValueError, AttributeError) as exc:
-            err_console.print(f"[red]error:[/] cannot read {like_run / 'report.json'}: {exc}")
+            err_console.print(f"[red]error:[/] cannot read the run in {like_run}: {exc}")
             raise typer.Exit(2) from None
+        if _network(ran) != _network(raw):
+            # What a run measured holds for its own network only (params such as epochs may differ).
+            err_console.print(
+                f"[red]error:[/] {like_run} is a run of another graph ({ran.get('name', '?')!r}, not "
+                f"{raw.get('name', '?')!r}): its precision and memory format do not carry over"
+            )
+            raise typer.Exit(2)
     try:
         script = generate_script(raw, _data_context(data_dir), fast_path=fast_path)
     except GraphInvalid as exc:
@@ -61,3 +69,15 @@ def export_code(
         err_console.print(f"[red]error:[/] cannot write {output}: {exc}")
         raise typer.Exit(2) from None
     err_console.print(f"wrote {output}; run it with: python {output}")
+
+
+def _network(graph: object) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A graph's nodes (id, type) and edges, without params: what decides its network's shape."""
+    data = graph if isinstance(graph, dict) else {}
+    nodes = sorted(
+        (str(n.get("id")), str(n.get("type"))) for n in data.get("nodes", []) if isinstance(n, dict)
+    )
+    edges = sorted(
+        (str(e.get("source")), str(e.get("target"))) for e in data.get("edges", []) if isinstance(e, dict)
+    )
+    return nodes, edges
