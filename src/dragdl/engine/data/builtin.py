@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import tempfile
 import zipfile
 from functools import cache
 from pathlib import Path
@@ -15,6 +12,7 @@ import numpy as np
 import torch
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, TensorSource
+from dragdl.engine.models.weights import save_atomic
 
 log = logging.getLogger(__name__)
 
@@ -75,22 +73,16 @@ def _read_cached(path: Path, info: DatasetInfo) -> tuple[np.ndarray, np.ndarray]
 
 
 def _write_cached(path: Path, pixels: np.ndarray, labels: np.ndarray) -> None:
-    """Written whole or not at all (a temporary file renamed); a data dir that cannot take it only
-    means converting again next time."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
-    except OSError as exc:
-        log.warning("could not cache the built-in dataset in %s: %s", path.parent, exc)
-        return
-    try:
-        with os.fdopen(fd, "wb") as handle:
+    """Written whole or not at all; a data dir that cannot take it only means converting again."""
+
+    def write(tmp: Path) -> None:
+        with tmp.open("wb") as handle:  # a file object: np.savez would add ".npz" to a path
             np.savez(handle, pixels=pixels, labels=labels)
-        os.replace(temp, path)
+
+    try:
+        save_atomic(write, path)
     except OSError as exc:
         log.warning("could not cache the built-in dataset in %s: %s", path, exc)
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
 
 
 @cache
