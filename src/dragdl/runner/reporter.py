@@ -161,8 +161,7 @@ class DBReporter:
         epoch = event.resumed_from_epoch or 1
         step = (epoch - 1) * event.steps_per_epoch + (event.resumed_from_step or 0)
         self._replayed_below = epoch if event.resumed_from_epoch is not None else 0
-        self._written += 1
-        key = f"{self.worker_ref}:{self._written}"
+        key = self._next_key()
         tries = 0
 
         def write(db: Session) -> bool:
@@ -238,8 +237,7 @@ class DBReporter:
         # A commit whose answer the connection lost may have been applied all the same: a write
         # tried again first looks for its own row (by a key unique to this attempt and event), so
         # an outage never records an event twice.
-        self._written += 1
-        key = f"{self.worker_ref}:{self._written}"
+        key = self._next_key()
         row = {**data, WRITE_KEY: key}
         tries = 0
 
@@ -254,6 +252,11 @@ class DBReporter:
             return True
 
         self._submit(write)
+
+    def _next_key(self) -> str:
+        """The `WRITE_KEY` of the next event row: unique per attempt and event."""
+        self._written += 1
+        return f"{self.worker_ref}:{self._written}"
 
     def _stored(self, db: Session, kind: str, key: str) -> bool:
         recent = db.scalars(
