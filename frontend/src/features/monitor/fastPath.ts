@@ -18,17 +18,20 @@ function isFastPath(value: unknown): value is FastPath {
   );
 }
 
+const layoutName = (value: FastPath, t: TFunction) =>
+  t(`monitor.fastPath.layout.${value.memory_format}`, { defaultValue: value.memory_format });
+
 /** The precision and layout a run decided on, for the settings it left on "auto". */
 export function fastPathDecided(value: unknown, t: TFunction): Record<string, string> {
   if (!isFastPath(value)) return {};
-  const layout = t(`monitor.fastPath.layout.${value.memory_format}`, { defaultValue: value.memory_format });
+  const layout = layoutName(value, t);
   return { precision: value.precision, memory_format: layout };
 }
 
 /** One line for the run's summary: the precision and layout, and whether they were measured or kept. */
 export function fastPathLine(value: unknown, t: TFunction): string | null {
   if (!isFastPath(value)) return null;
-  const layout = t(`monitor.fastPath.layout.${value.memory_format}`, { defaultValue: value.memory_format });
+  const layout = layoutName(value, t);
   const choice = t('monitor.fastPath.value', { precision: value.precision, layout });
   if (value.reason.startsWith('kept from the checkpoint')) return t('monitor.fastPath.kept', { choice });
   if (value.measurements.length > 1 && value.speedup !== null) {
