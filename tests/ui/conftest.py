@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,6 +66,32 @@ def browser() -> Iterator[object]:
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+VIEWPORT = {"width": 1440, "height": 900}
+
+
+@pytest.fixture
+def page(browser: Any, server_url: str, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh browser context on the shared server; any console error fails the test, and a failed
+    test leaves a screenshot. Modules that need another context define their own `page`."""
+    context = browser.new_context(viewport=VIEWPORT, base_url=server_url)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    problems: list[str] = []
+
+    def on_console(message: Any) -> None:
+        if message.type == "error":
+            problems.append(message.text)
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
+    yield page
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        page.screenshot(path=artifacts / f"failed-{request.node.name}.png")
+    context.close()
+    assert not problems, f"the browser console reported errors: {problems}"
 
 
 @pytest.hookimpl(wrapper=True)

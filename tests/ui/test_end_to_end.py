@@ -17,7 +17,6 @@ import io
 import math
 import os
 import re
-from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,6 @@ from .canvas import drag_edge, drop, field, node, select
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 
-VIEWPORT = {"width": 1440, "height": 900}
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 DOCS_MAX_BYTES = 300_000
 UPDATE_DOCS = os.environ.get("DRAGDL_UPDATE_SCREENSHOTS") == "1"
@@ -56,27 +54,6 @@ NETWORK = [
     ("linear-2", "layer.Linear", 790, 360),
     ("classifier-1", "train.Classifier", 350, 510),
 ]
-
-
-@pytest.fixture
-def page(browser: Any, server_url: str, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
-    context = browser.new_context(viewport=VIEWPORT, base_url=server_url)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    problems: list[str] = []
-
-    def on_console(message: Any) -> None:
-        if message.type == "error":
-            problems.append(message.text)
-
-    page.on("console", on_console)
-    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
-    yield page
-    report = getattr(request.node, "report_call", None)
-    if report is not None and report.failed:
-        page.screenshot(path=artifacts / f"failed-{request.node.name}.png")
-    context.close()
-    assert not problems, f"the browser console reported errors: {problems}"
 
 
 def status_is(page: Any, text: str) -> None:

@@ -16,35 +16,18 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .canvas import field, node, open_editor, open_template, select
+from .conftest import VIEWPORT
 from .test_i18n import assert_chinese
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 
-VIEWPORT = {"width": 1440, "height": 900}
 SWEEP_TIMEOUT_MS = 420_000
-
-
-@pytest.fixture
-def page(browser: Any, server_url: str, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
-    context = browser.new_context(viewport=VIEWPORT, base_url=server_url)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    problems: list[str] = []
-    page.on("console", lambda message: message.type == "error" and problems.append(message.text))
-    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
-    yield page
-    report = getattr(request.node, "report_call", None)
-    if report is not None and report.failed:
-        page.screenshot(path=artifacts / f"failed-{request.node.name}.png")
-    context.close()
-    assert not problems, f"the browser console reported errors: {problems}"
 
 
 def get_json(base: str, path: str) -> Any:
