@@ -234,6 +234,7 @@ class RayBackend:
             return
         with self._warm_lock:
             self._idle.setdefault(node_id, []).append((name, actor))
+        self._record()  # its process is one a killed server leaves behind, like a task's
 
     def reap_idle_warm(self, running_refs: set[str]) -> int:
         """Kill warm actors of this namespace that neither wait in this backend's pool nor run an
@@ -266,7 +267,7 @@ class RayBackend:
 
     def poll(self, handles: list[Any]) -> list[tuple[Any, Outcome, str]]:
         import ray
-        from ray.exceptions import RayActorError, RayError, RayTaskError
+        from ray.exceptions import ActorUnavailableError, RayActorError, RayError, RayTaskError
 
         refs = [h.ref for h in handles if h.ref is not None]
         ready = set(ray.wait(refs, num_returns=len(refs), timeout=0)[0]) if refs else set()
@@ -280,6 +281,12 @@ class RayBackend:
                 continue
             try:
                 ended.append((handle, "returned", str(ray.get(handle.ref, timeout=0))))
+            except ActorUnavailableError as exc:
+                # The call's answer was lost, not the actor: its node may be going, or only the
+                # connection. Ended once Ray no longer knows the actor (by then a lost node is
+                # marked dead, so the scheduler re-queues the task without using a retry).
+                if self.find(handle.name) is None:
+                    ended.append((handle, "died", _died(exc)))
             except RayActorError as exc:
                 ended.append((handle, "died", _died(exc)))
             except RayTaskError as exc:
@@ -318,7 +325,9 @@ class RayBackend:
             idle += [actor for _, actor in self._claimed.values()]
             self._idle.clear()
             self._claimed.clear()
-        if ray.is_initialized():
+        # An embedded Ray ends below with every actor in it; killing them one by one first would
+        # only wait on a control store that may already be going (a Ctrl+C reaches it too).
+        if not self._owned and ray.is_initialized():
             for actor in idle:
                 with contextlib.suppress(Exception):  # already gone
                     ray.kill(actor, no_restart=True)
