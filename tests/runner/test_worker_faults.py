@@ -104,9 +104,9 @@ def test_an_infrastructure_error_retries_from_the_checkpoint(
     make_user: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from dragdl.engine.train import trainer
+    from dragdl.engine.train import checkpoint
 
-    save = trainer.save_checkpoint
+    save = checkpoint.save_checkpoint
     calls = {"n": 0}
 
     def disk_full_once(*args: Any, **kwargs: Any) -> Path:
@@ -115,7 +115,7 @@ def test_an_infrastructure_error_retries_from_the_checkpoint(
             raise OSError(errno.ENOSPC, "No space left on device")
         return save(*args, **kwargs)
 
-    monkeypatch.setattr(trainer, "save_checkpoint", disk_full_once)
+    monkeypatch.setattr(checkpoint, "save_checkpoint", disk_full_once)
     task = make_task(make_user("alice"), "disk", digits_graph(epochs=3))
     assert run(launch(sessions, config, task)) == "QUEUED"
     row = load(sessions, task.id)

@@ -7,7 +7,6 @@ A frozen pretrained backbone after deterministic operators trains through the fe
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +23,8 @@ from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.data.table_pipeline import build_table_pipeline
 from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.train.checkpoint import CheckpointStore
+from dragdl.engine.train.collective import Group, StopSignal
 from dragdl.engine.train.device import TrainError, resolve_device
 from dragdl.engine.train.feature_cache import feature_pipeline, frozen_backbone
 from dragdl.engine.train.reporter import Reporter
@@ -75,14 +76,20 @@ def run_graph(
     reporter: Reporter,
     overrides: dict[str, Any] | None = None,
     resume: bool = False,
-    stop: threading.Event | None = None,
+    stop: StopSignal | None = None,
     feature_cache: bool = True,
+    group: Group | None = None,
+    checkpoints: CheckpointStore | None = None,
 ) -> TrainResult:
     """Train the graph, writing graph.json, checkpoints, report.json and model.safetensors to `out_dir`.
 
     A run that succeeds also gets model.json, which makes `out_dir` a bundle (engine.bundle).
     `feature_cache=False` trains a frozen backbone's head through the backbone at every step, as
     any other network (same result, much slower; for comparisons).
+
+    A train node with `workers` above 1 trains on Ray Train (`engine/distributed.py`), each worker
+    calling this function again with its `group` and Ray Train's `checkpoints`; the main worker
+    writes the files.
 
     Raises GraphInvalid (with every error) before anything is written when the graph is wrong.
     """
@@ -91,7 +98,16 @@ def run_graph(
     graph = plan.graph.model_copy(deep=True)
     train_node = graph.node(plan.analysis.structure.train_id or "")
     train_node.params = plan.config.model_dump()
-    (out_dir / "graph.json").write_text(graph.model_dump_json(indent=2, by_alias=True), encoding="utf-8")
+    main = group is None or group.main
+    if main:
+        (out_dir / "graph.json").write_text(graph.model_dump_json(indent=2, by_alias=True), encoding="utf-8")
+    if group is None and plan.config.workers > 1:
+        from dragdl.engine.distributed import run_distributed
+
+        source = raw if isinstance(raw, dict) else raw.model_dump(by_alias=True)
+        return run_distributed(
+            source, ctx, out_dir, reporter, plan.config, overrides, resume, stop, feature_cache
+        )
     frozen = frozen_backbone(plan) if feature_cache else None
     try:
         if frozen is None:
@@ -116,10 +132,12 @@ def run_graph(
                 stop=stop,
                 network=plan.model,
                 task=plan.task,
+                group=group,
+                checkpoints=checkpoints,
             )
     finally:
         pipeline.close()
-    if result.status == "succeeded":
+    if result.status == "succeeded" and main:
         write_bundle(out_dir, graph, plan, pipeline.fitted, read_report(result))
     return result
 

@@ -51,7 +51,9 @@ def is_transient_db_error(exc: BaseException) -> bool:
 
 def classify(exc: BaseException) -> Kind:
     """`infrastructure` for errors worth a retry from the checkpoint, `graph` for the task's own."""
-    if is_transient_db_error(exc) or isinstance(exc, MemoryError):
+    from dragdl.engine.distributed import WorkersFailed
+
+    if is_transient_db_error(exc) or isinstance(exc, MemoryError | WorkersFailed):
         return "infrastructure"
     if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:
         return "infrastructure"

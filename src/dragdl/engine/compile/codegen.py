@@ -295,10 +295,15 @@ class _Writer:
         c = self.config
         precision, memory_format, precision_note, layout_note = _fast_path_settings(c, self.fast_path)
         optimizer = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[c.optimizer]
+        batch_note = ""
+        if c.workers > 1:
+            # The workers split every batch and average their gradients: one process with the
+            # whole batch takes the same steps.
+            batch_note = f"  # DragDL trains it with {c.workers} workers, each a share; the same steps"
         lines: list[str] = [
             "# --- Configuration, from the train node " + "-" * 47,
             f"EPOCHS = {c.epochs}  # passes over the training split (--epochs overrides)",
-            f"BATCH_SIZE = {c.batch_size}",
+            f"BATCH_SIZE = {c.batch_size}{batch_note}",
             f"LR = {c.lr!r}  # {optimizer} learning rate"
             + (" (the peak of the one-cycle schedule)" if c.schedule == "onecycle" else ""),
         ]

@@ -6,7 +6,6 @@ on its own and a resumed run can skip the batches it already consumed.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator
 
@@ -20,14 +19,24 @@ from dragdl.engine.data.stages import OpStage, apply_stages, derive_seed, to_flo
 
 
 class BatchSource:
-    """Batches of (float inputs, targets) of one split: int64 classes or float32 values."""
+    """Batches of (float inputs, targets) of one split: int64 classes or float32 values.
+
+    A worker of a distributed run sees only its share of each batch (`shard`): positions rank,
+    rank + world, ... of the batch, so the workers together see the batches of a single process,
+    sample for sample and with the same augmentation."""
 
     num_samples: int
     batch_size: int
+    rank: int = 0
+    world: int = 1
 
     def __len__(self) -> int:
-        """Batches per epoch; the last partial batch is kept."""
-        return math.ceil(self.num_samples / self.batch_size)
+        """Batches per epoch; the last partial batch is kept unless some worker would get none of it."""
+        return batch_count(self.num_samples, self.batch_size, self.world)
+
+    def shard(self, rank: int, world: int) -> None:
+        """From now on, yield only worker `rank`'s share (of `world` workers) of each batch."""
+        self.rank, self.world = rank, world
 
     def batches(self, epoch: int, skip: int = 0) -> Iterator[tuple[Tensor, Tensor]]:
         """The batches of `epoch`, starting after the first `skip` (to continue a resumed epoch)."""
@@ -35,6 +44,13 @@ class BatchSource:
 
     def close(self) -> None:
         """Release worker processes, if any."""
+
+
+def batch_count(n: int, batch_size: int, world: int = 1) -> int:
+    """Batches per epoch of `n` samples. A last partial batch smaller than `world` is dropped: a
+    worker without samples would have nothing to average gradients over."""
+    full, rest = divmod(n, batch_size)
+    return full + (1 if rest >= world else 0)
 
 
 def epoch_order(n: int, shuffle: bool, seed: int, epoch: int) -> Tensor:
@@ -60,7 +76,7 @@ class TensorBatches(BatchSource):
     def batches(self, epoch: int, skip: int = 0) -> Iterator[tuple[Tensor, Tensor]]:
         order = epoch_order(self.num_samples, self.shuffle, self.seed, epoch).to(self.images.device)
         for b in range(skip, len(self)):
-            idx = order[b * self.batch_size : (b + 1) * self.batch_size]
+            idx = order[b * self.batch_size : (b + 1) * self.batch_size][self.rank :: self.world]
             yield to_float(self.images[idx]), self.labels[idx]
 
 
@@ -114,19 +130,21 @@ class _EpochBatchSampler(Sampler[list[tuple[int, int]]]):
     def __init__(self, n: int, batch_size: int, shuffle: bool, seed: int) -> None:
         self.n, self.batch_size, self.shuffle, self.seed = n, batch_size, shuffle, seed
         self.epoch, self.skip = 0, 0
+        self.rank, self.world = 0, 1
 
     def set_epoch(self, epoch: int, skip: int) -> None:
         self.epoch, self.skip = epoch, skip
 
     def __len__(self) -> int:
-        return max(0, math.ceil(self.n / self.batch_size) - self.skip)
+        return max(0, batch_count(self.n, self.batch_size, self.world) - self.skip)
 
     def __iter__(self) -> Iterator[list[tuple[int, int]]]:
         order = epoch_order(self.n, self.shuffle, self.seed, self.epoch).tolist()
         gen = torch.Generator().manual_seed(derive_seed(self.seed, self.epoch, 1))
         seeds = torch.randint(0, 2**62, (self.n,), generator=gen).tolist()
-        for b in range(self.skip, math.ceil(self.n / self.batch_size)):
-            positions = range(b * self.batch_size, min(self.n, (b + 1) * self.batch_size))
+        for b in range(self.skip, batch_count(self.n, self.batch_size, self.world)):
+            end = min(self.n, (b + 1) * self.batch_size)
+            positions = range(b * self.batch_size + self.rank, end, self.world)
             yield [(order[p], seeds[p]) for p in positions]
 
 
@@ -171,6 +189,10 @@ class LoaderBatches(BatchSource):
             worker_init_fn=worker_init if num_workers > 0 else None,
             generator=self.generator,
         )
+
+    def shard(self, rank: int, world: int) -> None:
+        super().shard(rank, world)
+        self.sampler.rank, self.sampler.world = rank, world
 
     def batches(self, epoch: int, skip: int = 0) -> Iterator[tuple[Tensor, Tensor]]:
         self.sampler.set_epoch(epoch, skip)

@@ -427,6 +427,21 @@ ZH: dict[str, str] = {
         "fp32 为全精度；bf16 为 16 位脑浮点数混合精度。"
     ),
     "Memory format": "内存排列",
+    "Workers": "训练进程数",
+    "Processes that train the network together, possibly on several machines: each takes its share of every batch and their gradients are averaged (data-parallel on Ray Train), so the run learns as one process with the same batch size would. 1 trains in one process.": (
+        "共同训练网络的进程数，可分布在多台机器上：每个进程处理每个批次中属于自己的一份，"
+        "梯度取平均（基于 Ray Train 的数据并行），因此与同样批次大小的单进程训练学到的相同。1 表示单进程训练。"
+    ),
+    "CPUs per worker": "每个进程的 CPU 数",
+    "CPU cores each worker of a distributed run (workers above 1) holds.": "分布式训练（进程数大于 1）中每个进程占用的 CPU 核数。",
+    "GPUs per worker": "每个进程的 GPU 数",
+    "GPUs each worker of a distributed run holds; above 0 the workers train on CUDA and exchange gradients with NCCL (gloo on CPUs).": (
+        "分布式训练中每个进程占用的 GPU 数；大于 0 时在 CUDA 上训练并用 NCCL 交换梯度（CPU 上用 gloo）。"
+    ),
+    "Worker failures allowed": "允许的进程故障次数",
+    "Times a distributed run restarts from its last checkpoint when a worker or its machine dies, before the task fails.": (
+        "训练进程或其所在机器失效时，分布式训练从最近的检查点重启的次数上限，超过后任务失败。"
+    ),
     "Layout of image batches and convolution weights in memory. auto measures it with the precision (channels last on CUDA); contiguous = PyTorch's default, each channel a whole image plane; channels_last = the channels of each pixel side by side, which speeds up convolutions on many machines.": (
         "图像批次和卷积权重在内存中的排列方式。“自动”与计算精度一起实测（在 GPU 上用通道在后）；"
         "“默认排列”为 PyTorch 的默认方式，每个通道是一整张图像平面；“通道在后”把每个像素的各通道挨着存放，"

@@ -11,6 +11,7 @@ plus its results and prediction views in the frontend (docs/architecture.md, sec
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -34,6 +35,9 @@ class RunningMetrics(ABC):
 
     def __init__(self, device: torch.device) -> None:
         self.device = device
+        self.reduce: Callable[[Tensor], Tensor] | None = None
+        """Set by a distributed run: sums a tensor over its workers, so that `sums()` and `values()`
+        describe every worker's samples (each worker sees its share of every batch)."""
         self.reset()
 
     @property
@@ -53,17 +57,28 @@ class RunningMetrics(ABC):
         self._count += n
 
     def sums(self) -> dict[str, float]:
-        """The raw sums (with `count`), for windowed step logging by differences."""
-        return {key: value.item() for key, value in self._sums.items()}
+        """The raw sums and their sample `count`, for windowed step logging by differences.
+        In a distributed run every worker must call it at the same step (it sums over them)."""
+        keys = self.keys()
+        stacked = torch.stack([self._sums[key] for key in keys])
+        count = torch.tensor([float(self._count)], dtype=torch.float64, device=self.device)
+        totals = torch.cat([stacked, count])
+        if self.reduce is not None:
+            totals = self.reduce(totals)
+        values = totals.tolist()
+        return dict(zip((*keys, "count"), values, strict=True))
 
     def values(self, prefix: str = "") -> dict[str, float]:
-        if self._count == 0:
+        sums = self.sums()
+        count = int(sums.pop("count"))
+        if count == 0:
             return {}
-        return {f"{prefix}{k}": v for k, v in self.figures(self.sums(), self._count).items()}
+        return {f"{prefix}{k}": v for k, v in self.figures(sums, count).items()}
 
-    def window(self, now: dict[str, float], before: dict[str, float], count: int) -> dict[str, float]:
-        """Metrics of the steps between two `sums()`, over `count` samples."""
-        return self.figures({key: now[key] - before.get(key, 0.0) for key in now}, count)
+    def window(self, now: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+        """Metrics of the steps between two `sums()`."""
+        diff = {key: now[key] - before.get(key, 0.0) for key in now}
+        return self.figures(diff, int(diff.pop("count")))
 
     def state(self) -> dict[str, Any]:
         # Copies: the sums are added to in place, and the state must not change with them.

@@ -2,6 +2,10 @@
 
 A checkpoint holds only tensors and plain containers of str/int/float/bool/None so that
 `torch.load(path, weights_only=True)` can read it.
+
+The trainer keeps them through a `CheckpointStore`: `FolderCheckpoints` (the run folder's
+checkpoints/, a single-process run) or a distributed run's store, which hands them to Ray Train
+(`engine/distributed.py`).
 """
 
 from __future__ import annotations
@@ -58,3 +62,38 @@ def save_checkpoint(out_dir: Path, state: dict[str, Any], epoch: int, step: int)
 def load_checkpoint(path: Path) -> dict[str, Any]:
     state: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
     return state
+
+
+class CheckpointStore:
+    """Where a run keeps its checkpoints. Every worker of a distributed run calls `save` at the same
+    point; only the main worker passes the state (the others pass None)."""
+
+    def latest(self) -> tuple[str, dict[str, Any]] | None:
+        """The newest checkpoint's name and contents; None when there is none."""
+        raise NotImplementedError
+
+    def save(self, state: dict[str, Any] | None, epoch: int, step: int) -> Path | None:
+        """Keep `state` as the checkpoint after `step` steps of epoch `epoch` (1-based); returns
+        where it lies (None on the workers that only take part)."""
+        raise NotImplementedError
+
+    def clear(self) -> None:
+        """Forget the checkpoints of an earlier run: this one starts from the beginning."""
+
+
+class FolderCheckpoints(CheckpointStore):
+    """`out_dir/checkpoints/ckpt-<epoch>-<step>.pt`, the newest two kept."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+
+    def latest(self) -> tuple[str, dict[str, Any]] | None:
+        path = latest_checkpoint(self.out_dir)
+        return None if path is None else (path.name, load_checkpoint(path))
+
+    def save(self, state: dict[str, Any] | None, epoch: int, step: int) -> Path | None:
+        return None if state is None else save_checkpoint(self.out_dir, state, epoch, step)
+
+    def clear(self) -> None:
+        for old in list_checkpoints(self.out_dir):
+            old.unlink()

@@ -131,6 +131,39 @@ class TrainSettings(BaseModel):
         "convolutions on many machines.",
     )
 
+    workers: int = Field(
+        1,
+        ge=1,
+        le=256,
+        title="Workers",
+        description="Processes that train the network together, possibly on several machines: each "
+        "takes its share of every batch and their gradients are averaged (data-parallel on Ray Train), "
+        "so the run learns as one process with the same batch size would. 1 trains in one process.",
+    )
+    cpus_per_worker: float = Field(
+        1.0,
+        gt=0,
+        le=256,
+        title="CPUs per worker",
+        description="CPU cores each worker of a distributed run (workers above 1) holds.",
+    )
+    gpus_per_worker: float = Field(
+        0.0,
+        ge=0,
+        le=16,
+        title="GPUs per worker",
+        description="GPUs each worker of a distributed run holds; above 0 the workers train on CUDA "
+        "and exchange gradients with NCCL (gloo on CPUs).",
+    )
+    worker_failures: int = Field(
+        3,
+        ge=0,
+        le=100,
+        title="Worker failures allowed",
+        description="Times a distributed run restarts from its last checkpoint when a worker or its "
+        "machine dies, before the task fails.",
+    )
+
     monitor: str = Field(
         "val_loss",
         title="Watched metric",
@@ -155,6 +188,15 @@ class TrainSettings(BaseModel):
             raise ValueError(
                 f"val_split ({self.val_split}) + test_split ({self.test_split}) must be below 0.9 "
                 "so that enough samples remain for training"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _every_worker_gets_samples(self) -> TrainSettings:
+        if self.batch_size < self.workers:
+            raise ValueError(
+                f"batch_size ({self.batch_size}) must be at least workers ({self.workers}): every "
+                "worker trains on its share of each batch"
             )
         return self
 

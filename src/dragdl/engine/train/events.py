@@ -49,6 +49,9 @@ class StartEvent(_Event):
     fast_path: dict[str, Any] | None = None
     """The precision and memory format the run trains in, and the probe's figures
     (`FastPath.to_dict()`); None in events recorded before it was reported."""
+    workers: list[dict[str, Any]] | None = None
+    """The workers of a distributed run (`rank`, `node_id`, `address`, `pid`, `device`); None when
+    one process trains."""
 
 
 @dataclass(frozen=True)

@@ -138,6 +138,14 @@ class TrainingLog:
                 f"model: {event.total_parameters:,} parameters, {event.trainable_parameters:,} trainable",
             ),
         ]
+        if event.workers:
+            nodes = len({w["node_id"] for w in event.workers})
+            where = ", ".join(
+                f"rank {w['rank']} on node {str(w['node_id'])[:8]} "
+                f"({w['address']}, pid {w['pid']}, {w['device']})"
+                for w in event.workers
+            )
+            lines.append(("info", f"{len(event.workers)} workers on {nodes} node(s): {where}"))
         if event.resumed_from_epoch is not None:
             step = event.resumed_from_step or 0
             where = f"after step {step}/{event.steps_per_epoch}" if step else "from its start"

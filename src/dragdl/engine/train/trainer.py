@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +25,8 @@ from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.errors import EngineError
 from dragdl.engine.tasks.base import TaskKind
 from dragdl.engine.tasks.classification import Classification
-from dragdl.engine.train.checkpoint import (
-    latest_checkpoint,
-    list_checkpoints,
-    load_checkpoint,
-    save_checkpoint,
-)
+from dragdl.engine.train.checkpoint import CheckpointStore, FolderCheckpoints
+from dragdl.engine.train.collective import Group, StopSignal
 from dragdl.engine.train.config import TrainSettings
 from dragdl.engine.train.device import (
     Precision,
@@ -90,10 +85,12 @@ def train(
     out_dir: Path,
     reporter: Reporter,
     resume: bool = False,
-    stop: threading.Event | None = None,
+    stop: StopSignal | None = None,
     network: nn.Module | None = None,
     task: TaskKind | None = None,
     probe_timing: StepTiming | None = None,
+    group: Group | None = None,
+    checkpoints: CheckpointStore | None = None,
 ) -> TrainResult:
     """Train `model` on `pipeline`, writing checkpoints, report.json and model.safetensors to `out_dir`.
 
@@ -102,13 +99,27 @@ def train(
     while checkpoints hold `model`. Returns with status "stopped" after a checkpoint once `stop` is
     set. `task` is the train node's task kind (classification when not given). `probe_timing`
     replaces the fast-path probe's clock (tests make a candidate look slow with it).
+    `group` is the run's workers when it is one of several processes training together
+    (`collective.TorchGroup`): each trains on its share of every batch, and only the main one
+    evaluates the test split and writes the model and report. `checkpoints` is where checkpoints go
+    (default: `out_dir/checkpoints`).
     Errors are reported as an ErrorEvent and a "failed" status, then raised (TrainError for
     expected failures).
     """
     reporter.emit(StatusEvent("running"))
     try:
         run = _Run(
-            model, pipeline, config, classes, out_dir, reporter, stop, network, task or Classification()
+            model,
+            pipeline,
+            config,
+            classes,
+            out_dir,
+            reporter,
+            stop,
+            network,
+            task or Classification(),
+            group or Group(),
+            checkpoints or FolderCheckpoints(out_dir),
         )
         run.probe_timing = probe_timing
         result = run.execute(resume)
@@ -147,12 +158,16 @@ class _Run:
         classes: list[str],
         out_dir: Path,
         reporter: Reporter,
-        stop: threading.Event | None,
+        stop: StopSignal | None,
         network: nn.Module | None,
         task: TaskKind,
+        group: Group,
+        store: CheckpointStore,
     ) -> None:
         self.model, self.pipeline, self.config, self.classes = model, pipeline, config, classes
-        self.task = task
+        self.task, self.group, self.store = task, group, store
+        if group.distributed:
+            pipeline.train.shard(group.rank, group.world)
         self.network = model if network is None else network
         self.out_dir, self.reporter, self.stop = out_dir, reporter, stop
         self.device = resolve_device(config.device)
@@ -164,6 +179,8 @@ class _Run:
         self.probe_timing: StepTiming | None = None
         torch.manual_seed(config.seed)
         model.to(self.device)
+        self.train_model = model
+        """What the steps run: `model`, or its gradient-averaging wrapper in a distributed run."""
         self.steps_per_epoch = len(pipeline.train)
         self.total_steps = config.epochs * self.steps_per_epoch
         self.optimizer = build_optimizer(model, config, self.device)
@@ -179,6 +196,8 @@ class _Run:
             self.criterion, self.device, self.precision, self.channels_last, task, classes
         )
         self.running = self.evaluator.new_running()
+        if group.distributed:
+            self.running.reduce = group.sum
         self.log_every = max(1, self.steps_per_epoch // 10)
         self.has_val = pipeline.val is not None
         self.monitor = config.monitor if self.has_val else config.monitor.removeprefix("val_")
@@ -195,8 +214,15 @@ class _Run:
 
     def _checkpoint(self) -> None:
         s = self.state
+        data = self._checkpoint_data() if self.group.main else None
+        path = self.store.save(data, s.epoch + 1, s.step)
+        if path is not None:
+            self.reporter.emit(ArtifactEvent("checkpoint", str(path)))
+
+    def _checkpoint_data(self) -> dict[str, Any]:
+        s = self.state
         cuda = self.device.type == "cuda"
-        data: dict[str, Any] = {
+        return {
             "format": CHECKPOINT_FORMAT,
             "config": self.config.model_dump_json(),
             "total_steps": self.total_steps,
@@ -210,21 +236,19 @@ class _Run:
             "running": self.running.state(),
             "fast_path": self.fast_path.to_dict() if self.fast_path else None,
         }
-        path = save_checkpoint(self.out_dir, data, s.epoch + 1, s.step)
-        self.reporter.emit(ArtifactEvent("checkpoint", str(path)))
 
-    def _latest(self) -> tuple[Path, dict[str, Any]] | None:
-        """The newest checkpoint and its contents; None (with a warning) when there is none."""
-        path = latest_checkpoint(self.out_dir)
-        if path is None:
+    def _latest(self) -> tuple[str, dict[str, Any]] | None:
+        """The newest checkpoint's name and contents; None (with a warning) when there is none."""
+        found = self.store.latest()
+        if found is None:
             self.info("no checkpoint to resume from; starting from the beginning", "warning")
             return None
-        data = load_checkpoint(path)
+        name, data = found
         if data.get("format") != CHECKPOINT_FORMAT:
-            raise TrainError("checkpoint_invalid", f"{path.name} has format {data.get('format')!r}")
-        return path, data
+            raise TrainError("checkpoint_invalid", f"{name} has format {data.get('format')!r}")
+        return name, data
 
-    def _restore(self, path: Path, data: dict[str, Any]) -> None:
+    def _restore(self, name: str, data: dict[str, Any]) -> None:
         # Read through the params model, so a checkpoint of an earlier version (`amp`) compares equal.
         saved = type(self.config).model_validate_json(data["config"]).model_dump_json()
         if saved != self.config.model_dump_json():
@@ -249,7 +273,7 @@ class _Run:
             torch.set_rng_state(data["rng_cpu"])
             if self.device.type == "cuda" and data["rng_cuda"]:
                 torch.cuda.set_rng_state_all(data["rng_cuda"])
-        self.info(f"resumed from checkpoint {path.name}")
+        self.info(f"resumed from checkpoint {name}")
 
     # -- the fast path --------------------------------------------------------------------------
 
@@ -294,6 +318,14 @@ class _Run:
         )
         return choose(self.device, cfg.precision, cfg.memory_format, images and convolutions, probe)
 
+    def _agreed_fast_path(self, checkpoint: dict[str, Any] | None) -> FastPath:
+        """The fast path every worker trains in: the main worker chooses (probing alone, while the
+        others wait) and tells the others, whose own probes would time each other's load."""
+        if not self.group.distributed:
+            return self._choose_fast_path(checkpoint)
+        chosen = self._choose_fast_path(checkpoint).to_dict() if self.group.main else None
+        return FastPath.from_dict(self.group.broadcast(chosen))
+
     def _use(self, fast_path: FastPath) -> None:
         self.fast_path = fast_path
         self.precision = fast_path.autocast()
@@ -303,18 +335,18 @@ class _Run:
             self.model.to(memory_format=torch.channels_last)
         self.evaluator.precision, self.evaluator.channels_last = self.precision, self.channels_last
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.precision.scaler)
+        self.train_model = self.group.wrap(self.model)
 
     # -- the run --------------------------------------------------------------------------------
 
     def execute(self, resume: bool) -> TrainResult:
         latest = self._latest() if resume else None
-        self._use(self._choose_fast_path(latest[1] if latest else None))
+        self._use(self._agreed_fast_path(latest[1] if latest else None))
         if latest is not None:
             self._restore(*latest)
         resumed = latest is not None
         if not resume:
-            for old in list_checkpoints(self.out_dir):
-                old.unlink()
+            self.store.clear()
         s = self.state
         mid_epoch = resumed and not s.epoch_done
         if s.epoch_done:
@@ -335,6 +367,7 @@ class _Run:
                 resumed_from_step=s.step if resumed else None,
                 batch_size=self.config.batch_size,
                 fast_path=self.fast_path.to_dict() if self.fast_path else None,
+                workers=self.group.describe(),
             )
         )
         if self.fast_path is not None:
@@ -350,7 +383,7 @@ class _Run:
             self.reporter.emit(MetricEvent("epoch", i + 1, self._step_at(i + 1), values))
         while s.epoch < self.config.epochs and not s.stopped_early:
             if not mid_epoch:
-                torch.manual_seed(derive_seed(self.config.seed, s.epoch))
+                torch.manual_seed(self._epoch_seed())
                 s.step, s.train_time = 0, 0.0
                 self.running.reset()
                 s.logged, s.logged_count = {}, 0
@@ -358,7 +391,7 @@ class _Run:
             if not self._train_epoch():
                 return self._result("stopped")
             self._end_epoch()
-            if self.stop is not None and self.stop.is_set() and s.epoch + 1 < self.config.epochs:
+            if self._stop_requested() and s.epoch + 1 < self.config.epochs:
                 return self._result("stopped")
             s.epoch += 1
         return self._finish()
@@ -366,10 +399,23 @@ class _Run:
     def _step_at(self, epoch: int) -> int:
         return epoch * self.steps_per_epoch
 
+    def _epoch_seed(self) -> int:
+        # Dropout and other random layers: the main worker draws what a single process would, the
+        # others streams of their own (equal masks on every worker would be no less random per
+        # sample, but correlated across the batch).
+        if self.group.main:
+            return derive_seed(self.config.seed, self.state.epoch)
+        return derive_seed(self.config.seed, self.state.epoch, self.group.rank)
+
+    def _stop_requested(self) -> bool:
+        """Whether to stop; every worker of a distributed run gets the same answer."""
+        return self.group.any(self.stop is not None and self.stop.is_set())
+
     def _train_epoch(self) -> bool:
         """Steps of one epoch from `state.step`; False when stopped (after a checkpoint)."""
-        s, cfg, model = self.state, self.config, self.model
+        s, cfg, model = self.state, self.config, self.train_model
         model.train()
+        distributed = self.group.distributed
         reset_peak_memory(self.device)
         interval = cfg.checkpoint_minutes * 60
         last_checkpoint = time.monotonic()
@@ -404,8 +450,12 @@ class _Run:
             self.reporter.emit(ProgressEvent(s.epoch + 1, s.step, self.steps_per_epoch))
             if s.step % self.log_every == 0 or s.step == self.steps_per_epoch:
                 self._log_step(lr)
+            if distributed and s.step % self.log_every:
+                continue  # the workers agree on stopping and checkpoints at log points only
             stopping = self.stop is not None and self.stop.is_set()
             due = interval > 0 and time.monotonic() - last_checkpoint >= interval
+            if distributed:
+                stopping, due = self.group.any(stopping), self.group.any(due)
             if (stopping or due) and s.step < self.steps_per_epoch:
                 synchronize(self.device)
                 s.train_time += time.perf_counter() - segment
@@ -423,8 +473,10 @@ class _Run:
         # per step, and no GPU sync besides these two .item() calls and the per-step loss check.
         s = self.state
         sums = self.running.sums()
-        n = self.running.count - s.logged_count
-        values = self.running.window(sums, s.logged, n)
+        before = s.logged
+        if before and "count" not in before:  # a checkpoint of an earlier version kept it apart
+            before = {**before, "count": float(s.logged_count)}
+        values = self.running.window(sums, before)
         loss = values["loss"]
         if not _finite(loss):
             raise TrainError(
@@ -433,7 +485,7 @@ class _Run:
                 f"lower the learning rate (lr={self.config.lr})",
             )
         values["lr"] = lr
-        s.logged, s.logged_count = sums, self.running.count
+        s.logged, s.logged_count = sums, int(sums["count"])
         self.reporter.emit(MetricEvent("step", s.epoch + 1, s.global_step, values))
 
     def _loss_not_finite(self, x: Tensor, loss: float) -> TrainError:
@@ -518,6 +570,8 @@ class _Run:
         if cfg.early_stopping and s.best_state is not None:
             self.model.load_state_dict(s.best_state)
             self.info(f"restored the best weights (epoch {s.best_epoch}, {self.monitor} {s.best_score:.4g})")
+        if not self.group.main:  # the main worker tests the model and writes it (the weights are equal)
+            return self._result("succeeded")
         test: dict[str, float] | None = None
         details: dict[str, Any] = {}
         if self.pipeline.test is not None:
