@@ -9,6 +9,8 @@ its own thread; the workers are real processes under the nodes' raylets, writing
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -221,3 +223,100 @@ def test_a_task_on_a_lost_node_resumes_from_its_checkpoint_when_a_node_that_hold
     assert done.attempts == len(starts) >= 2, statuses
     resumed = [start["resumed_from_epoch"] for start in starts[1:]]
     assert all(epoch is not None and epoch >= 2 for epoch in resumed), (resumed, statuses)
+
+
+def test_a_two_worker_run_spans_both_nodes_and_survives_a_killed_worker(
+    cluster: Any,
+    run_scheduler: Callable[[], Scheduler],
+    sessions: sessionmaker[Session],
+    make_user: Any,
+    make_task: MakeTask,
+) -> None:
+    second = add_node(cluster, cpus=1)
+    # Two workers of 1 CPU on two nodes of 1 CPU: one on each, joined by gloo over the network.
+    graph = slow_graph(epochs=5, batch_size=8, workers=2, cpus_per_worker=1.0)
+    task = make_task(make_user("alice"), "ddp", graph=graph)
+    run_scheduler()
+    wait_row(
+        sessions,
+        task,
+        lambda t: t.status == TaskStatus.RUNNING and t.epoch >= 2,
+        "epoch 1 checkpointed and epoch 2 under way",
+        180,
+    )
+    (first,) = events(sessions, task, "start")
+    workers = first["workers"]
+    assert [w["rank"] for w in workers] == [0, 1]
+    assert {w["node_id"] for w in workers} == {cluster.head_node.node_id, second.node_id}
+
+    os.kill(workers[1]["pid"], signal.SIGKILL)  # mid-epoch: Ray Train starts the workers again
+    done = wait_final(sessions, task)
+    assert done.status == TaskStatus.SUCCEEDED, done.error
+    starts = events(sessions, task, "start")
+    assert len(starts) >= 2
+    resumed = starts[-1]["resumed_from_epoch"]
+    assert resumed is not None and resumed >= 2, starts[-1]
+    assert done.attempts == 1  # within the task's attempt: Ray Train's failure budget, not a retry
+    epochs = [e for e in events(sessions, task, "metric") if e.get("scope") == "epoch"]
+    assert sorted({e["epoch"] for e in epochs}) == [1, 2, 3, 4, 5]
+
+
+def test_a_sweeps_parallel_trials_run_on_both_nodes_at_once(
+    cluster: Any,
+    run_scheduler: Callable[[], Scheduler],
+    sessions: sessionmaker[Session],
+    make_user: Any,
+) -> None:
+    from dragdl.runner.sweep_driver import SweepDriver
+    from dragdl.server.db.models import Sweep, SweepStatus, SweepTrial
+
+    second = add_node(cluster, cpus=1)
+    graph = slow_graph(epochs=2, batch_size=8)
+    graph["search"] = {"train": {"lr": {"type": "float", "low": 1e-3, "high": 1e-2, "log": True}}}
+    alice = make_user("alice")
+    with sessions() as db:
+        sweep = Sweep(
+            owner_id=alice.id,
+            name="lr",
+            base_graph=graph,
+            status=SweepStatus.RUNNING,
+            trials=4,
+            parallel=2,
+            objective="val_accuracy",
+            direction="maximize",
+            sampler="random",
+            pruner="none",
+            seed=0,
+            resources={"cpus": 1.0, "gpus": 0.0},
+        )
+        db.add(sweep)
+        db.commit()
+        sweep_id = sweep.id
+    runner = run_scheduler()
+    driver = SweepDriver(sessions, runner.wake, poll_s=0.2)
+    driver.start()
+    try:
+        # Two trials of 1 CPU on two nodes of 1 CPU: both run at the same time, one on each node.
+        def both_running() -> set[str] | None:
+            with sessions() as db:
+                rows = db.scalars(select(Task).where(Task.status == TaskStatus.RUNNING))
+                nodes = {t.worker_node for t in rows if t.worker_node and t.epoch >= 1}
+            return nodes if len(nodes) == 2 else None
+
+        nodes = wait_for(both_running, 180, "two trials running at once")
+        assert nodes == {cluster.head_node.node_id, second.node_id}
+
+        def finished() -> Sweep | None:
+            with sessions() as db:
+                found = db.get(Sweep, sweep_id)
+                return found if found is not None and found.status != SweepStatus.RUNNING else None
+
+        done = wait_for(finished, 400, "the sweep to finish")
+        assert done.status == SweepStatus.SUCCEEDED, done.error
+        with sessions() as db:
+            trials = list(db.scalars(select(SweepTrial).where(SweepTrial.sweep_id == sweep_id)))
+            ran_on = {db.get(Task, t.task_id).worker_node for t in trials if t.task_id}  # type: ignore[union-attr]
+        assert [t.state for t in trials] == ["COMPLETE"] * 4
+        assert ran_on == nodes
+    finally:
+        driver.shutdown()

@@ -172,3 +172,61 @@ def test_a_pass_goes_on_with_the_last_nodes_read_when_the_cluster_does_not_answe
     task = make_task(make_user("alice"))
     runner.tick()
     assert backend.names() == [task.id] and backend.launched[0].spec.node_id == MEDIUM.id
+
+
+def ddp_graph(workers: int, cpus: float = 1.0) -> dict[str, Any]:
+    from tests.graphs import chain
+
+    train = {"epochs": 1, "device": "cpu", "workers": workers, "cpus_per_worker": cpus}
+    return chain(
+        "DDP",
+        [
+            ("data", "dataset.builtin", {"name": "digits"}),
+            ("flatten", "layer.Flatten", {}),
+            ("dense", "layer.Linear", {"out_features": "auto"}),
+            ("train", "train.Classifier", train),
+        ],
+    )
+
+
+def test_a_distributed_run_needs_room_for_each_worker_on_some_node_not_one_node_for_all(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_user: Any, make_task: MakeTask
+) -> None:
+    alice = make_user("alice", quota=10)
+    # 3 workers of 1 CPU: no node holds all three, the small and medium nodes together do.
+    spread = make_task(alice, "spread", graph=ddp_graph(3))
+    # 2 workers of 2 CPUs: each fits the medium or GPU node, but both are taken by now.
+    later = make_task(alice, "later", graph=ddp_graph(2, cpus=2.0))
+    # 4 workers of 3 CPUs: no node holds even one.
+    never = make_task(alice, "never", graph=ddp_graph(4, cpus=3.0))
+    backend = FakeBackend(cluster=[SMALL, MEDIUM, GPU])
+    runner = scheduler(backend, sessions, config)
+    runner.tick()
+    (handle,) = backend.launched
+    assert handle.spec.task_id == spread.id
+    # Its own process only drives the workers (Ray Train starts them): it holds nothing.
+    assert handle.spec.resources == Resources(0, 0)
+    started = next(m for m in _messages(sessions, spread) if "starting" in m)
+    assert "workers with room on node(s) node-sma (1 CPUs), node-med (2 CPUs)" in started
+
+    waiting = status_of(sessions, later)
+    assert waiting.queued_reason is not None and waiting.queued_reason["code"] == "no_room_for_workers"
+    too_big = status_of(sessions, never)
+    assert too_big.queued_reason is not None and too_big.queued_reason["code"] == "workers_do_not_fit"
+    assert too_big.queued_reason["details"]["room"] == 0.0
+    assert "4 workers of 3 CPUs" in too_big.queued_reason["message"]
+
+
+def test_choose_nodes_packs_workers_onto_the_tightest_nodes_and_counts_what_each_holds() -> None:
+    from dragdl.runner.placement import Workers, can_ever_hold_workers, choose_nodes
+
+    nodes = [SMALL, MEDIUM, GPU]
+    two = Workers(2, Resources(1, 0))
+    assert [n.id for n in choose_nodes(two, nodes, {}, set()) or []] == [SMALL.id, MEDIUM.id]
+    busy = {MEDIUM.id: Resources(2, 0)}
+    assert [n.id for n in choose_nodes(two, nodes, busy, set()) or []] == [SMALL.id, GPU.id]
+    assert choose_nodes(Workers(6, Resources(1, 0)), nodes, {}, set()) is None
+    assert can_ever_hold_workers(Workers(5, Resources(1, 0)), nodes) == nodes
+    assert can_ever_hold_workers(Workers(6, Resources(1, 0)), nodes) == []
+    gpus = Workers(2, Resources(1, 1))
+    assert can_ever_hold_workers(gpus, nodes) == []  # one GPU in the cluster

@@ -7,6 +7,7 @@ the size, leaving everything else of the user as it was.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,15 @@ def test_resources_above_the_users_caps_are_refused_on_the_train_node(
     gpu = user_client.post("/api/tasks", json={"graph": GRAPH, "resources": {"gpus": 1}})
     assert gpu.status_code == 422 and gpu.json()["detail"]["errors"][0]["field"] == "resources.gpus"
     assert user_client.get("/api/tasks").json()["count"] == 0
+
+    # A distributed run's workers count in all: 3 workers of 1 CPU are 3 CPUs.
+    workers = copy.deepcopy(GRAPH)
+    workers["nodes"][-1]["params"].update(workers=3, cpus_per_worker=1.0)
+    wide = user_client.post("/api/tasks", json={"graph": workers})
+    assert wide.status_code == 422, wide.text
+    (problem,) = wide.json()["detail"]["errors"]
+    assert problem["code"] == "resources_over_cap" and problem["field"] == "cpus_per_worker"
+    assert "3 workers ask for 3 CPUs in all" in problem["message"]
 
     auto = user_client.post("/api/tasks", json={"graph": GRAPH, "resources": {"cpus": 2}})
     assert auto.status_code == 201 and auto.json()["resources"] == {"cpus": 2.0, "gpus": 0.0}

@@ -63,3 +63,12 @@ def test_a_task_larger_than_every_node_waits_with_its_reason_then_is_refused_onc
     assert done["status"] == "SUCCEEDED", done["error"]
     assert get(user_client, first["id"])["status"] == "QUEUED"
     assert user_client.delete(f"/api/tasks/{first['id']}").status_code == 204
+
+    # A distributed run whose workers each fit a node, but not all of them on the cluster.
+    many = digits_graph(epochs=1, batch_size=128, workers=100, cpus_per_worker=1.0)
+    refused = user_client.post("/api/tasks", json={"graph": many})
+    assert refused.status_code == 422, refused.text
+    [error] = refused.json()["detail"]["errors"]
+    assert error["code"] == "workers_exceed_cluster" and error["field"] == "workers"
+    assert error["node_id"] == "train" and error["details"]["requested"] == 100
+    assert 0 < error["details"]["largest"] < 100

@@ -1716,14 +1716,14 @@ export interface components {
         QueuedReason: {
             /**
              * Code
-             * @description no_node_fits: no node of the cluster can hold the task (it starts when one that can joins); no_free_node: the nodes that can hold it are busy or kept for earlier tasks; running_limit: as many of the owner's tasks run as allowed.
+             * @description no_node_fits: no node of the cluster can hold the task (it starts when one that can joins); no_free_node: the nodes that can hold it are busy or kept for earlier tasks; workers_do_not_fit / no_room_for_workers: the same for the workers of a distributed run; running_limit: as many of the owner's tasks run as allowed.
              */
             code: string;
             /** Message */
             message: string;
             /**
              * Details
-             * @description The figures of the reason: cpus and gpus the task needs; for no_node_fits also nodes, node_cpus (the most CPUs on one node) and node_gpus; for running_limit, limit.
+             * @description The figures of the reason: cpus and gpus the task needs; for no_node_fits also nodes, node_cpus (the most CPUs on one node) and node_gpus; for the workers' reasons, cpus and gpus per worker, workers, and for workers_do_not_fit room (how many such workers the idle cluster holds) and nodes; for running_limit, limit.
              */
             details: {
                 [key: string]: number;

@@ -297,6 +297,7 @@ const en = {
       graph_too_large: 'The graph is too large to store: remove nodes or shorten long texts',
       value_too_long: '{{node}} has a text that is too long',
       resources_over_cap: '{{node}} asks for more CPUs or GPUs than your account may use per task',
+      workers_exceed_cluster: '{{node}} asks for more workers than the nodes of the cluster can hold',
       resources_exceed_nodes: '{{node}} asks for more CPUs or GPUs than any node of the cluster has',
       infrastructure_failed: 'The server had a temporary problem; the task continues from its last checkpoint',
       worker_lost: 'The training process was lost; the task continues from its last checkpoint',

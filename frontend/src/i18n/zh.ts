@@ -297,6 +297,7 @@ const zh: Messages = {
       graph_too_large: '图太大，无法保存：请删除一些节点或缩短过长的文字',
       value_too_long: '{{node}} 中有一段文字过长',
       resources_over_cap: '{{node}} 请求的 CPU 或 GPU 数超过了您的账户每个任务的上限',
+      workers_exceed_cluster: '{{node}} 请求的训练进程数超过了集群各节点能容纳的总数',
       resources_exceed_nodes: '{{node}} 请求的 CPU 或 GPU 数超过了集群中任何一个节点所拥有的',
       infrastructure_failed: '服务器出现临时问题，任务将从最近的检查点继续',
       worker_lost: '训练进程已丢失，任务将从最近的检查点继续',

@@ -52,10 +52,15 @@ from dragdl.runner.failures import backoff_delays, is_transient_db_error
 from dragdl.runner.placement import (
     Node,
     QueuedReason,
+    Workers,
     can_ever_hold,
+    can_ever_hold_workers,
     choose_node,
+    choose_nodes,
     no_free_node,
     no_node_fits,
+    no_nodes_fit_workers,
+    no_room_for_workers,
     running_limit,
 )
 from dragdl.runner.suspend import clear_requests, request_suspend
@@ -89,6 +94,9 @@ class Attempt:
     node_id: str | None = None
     """The node it was placed on (None: unknown, e.g. adopted from before nodes were recorded)."""
     adopted: bool = False
+    placement: dict[str, Resources] | None = None
+    """What it holds on each node when that is not `resources` on `node_id`: a distributed run's
+    workers (its own process holds nothing)."""
     stop_seen: float | None = None
     killed: KillReason | None = None
 
@@ -103,15 +111,43 @@ def needed(declared: dict[str, Any], graph: dict[str, Any], nodes: list[Node]) -
 
 
 def task_resources(task: Task, nodes: list[Node]) -> Resources:
+    """What the task's own worker process holds: nothing for a distributed run, which only drives
+    its workers (`distributed_workers`)."""
+    if distributed_workers(task.graph_snapshot) is not None:
+        return Resources()
     return needed(task.resources or {}, task.graph_snapshot, nodes)
+
+
+def distributed_workers(graph: dict[str, Any]) -> Workers | None:
+    """The workers the train node asks for when it trains on more than one (`workers` > 1)."""
+    from dragdl.engine.graph.train_node import find_train_node
+
+    found = find_train_node(graph)
+    params = (found[0].get("params") or {}) if found is not None else {}
+    try:
+        count = int(params.get("workers", 1))
+        each = Resources(float(params.get("cpus_per_worker", 1.0)), float(params.get("gpus_per_worker", 0.0)))
+    except (TypeError, ValueError):  # checked at submission; an old snapshot trains in one process
+        return None
+    return Workers(count, each) if count > 1 else None
 
 
 def used_per_node(attempts: list[Attempt]) -> dict[str, Resources]:
     used: dict[str, Resources] = {}
     for attempt in attempts:
-        if attempt.node_id is not None:
-            used[attempt.node_id] = used.get(attempt.node_id, Resources()) + attempt.resources
+        held = attempt.placement
+        if held is None:
+            held = {attempt.node_id: attempt.resources} if attempt.node_id is not None else {}
+        for node_id, resources in held.items():
+            used[node_id] = used.get(node_id, Resources()) + resources
     return used
+
+
+def placement_of(nodes: list[Node], workers: Workers) -> dict[str, Resources]:
+    held: dict[str, Resources] = {}
+    for node in nodes:
+        held[node.id] = held.get(node.id, Resources()) + workers.each
+    return held
 
 
 def short_node(node_id: str) -> str:
@@ -351,8 +387,17 @@ class Scheduler(Runner):
                 handle = self.backend.find(task.worker_ref) if task.worker_ref else None
                 if handle is not None and age_s(task.heartbeat_at) <= self.heartbeat_timeout_s:
                     need = task_resources(task, self._nodes or [])
+                    workers = distributed_workers(task.graph_snapshot)
+                    # Where Ray Train put an adopted run's workers is not recorded: counted on its node.
+                    held = {task.worker_node: workers.total} if workers and task.worker_node else None
                     attempt = Attempt(
-                        task.id, task.worker_ref or "", need, handle, task.worker_node, adopted=True
+                        task.id,
+                        task.worker_ref or "",
+                        need,
+                        handle,
+                        task.worker_node,
+                        adopted=True,
+                        placement=held,
                     )
                     with self._lock:
                         self._attempts[task.id] = attempt
@@ -509,9 +554,12 @@ class Scheduler(Runner):
             started: set[str] = set()
             for task, holder in fair_order(queued, self._moved):
                 need = task_resources(task, nodes)
-                holders = can_ever_hold(need, nodes)
+                workers = distributed_workers(task.graph_snapshot)
+                holders = can_ever_hold_workers(workers, nodes) if workers else can_ever_hold(need, nodes)
                 if not holders:
-                    reasons[task.id] = no_node_fits(need, nodes)
+                    reasons[task.id] = (
+                        no_nodes_fit_workers(workers, nodes) if workers else no_node_fits(need, nodes)
+                    )
                     continue
                 owner = owners.get(task.owner_id)
                 if owner is None:
@@ -521,16 +569,25 @@ class Scheduler(Runner):
                 if running.get(owner.id, 0) >= limit:
                     reasons[task.id] = running_limit(limit)
                     continue
-                node = choose_node(need, nodes, used, kept)
+                if workers is not None:
+                    chosen = choose_nodes(workers, nodes, used, kept)
+                    node = chosen[0] if chosen else None
+                    placement = placement_of(chosen or [], workers)
+                else:
+                    node = choose_node(need, nodes, used, kept)
+                    placement = {node.id: need} if node else {}
                 if node is None:
                     kept.update(held.id for held in holders)
-                    reasons[task.id] = no_free_node(need, len(holders))
+                    reasons[task.id] = (
+                        no_room_for_workers(workers) if workers else no_free_node(need, len(holders))
+                    )
                     continue
-                if self._launch(db, task, owner, need, node):
+                if self._launch(db, task, owner, need, node, placement if workers else None):
                     if holder is not task:  # the holder gets the later place the task leaves
                         self._moved[holder.id] = self._moved.get(task.id, (task.created_at, task.id))
                     self._moved.pop(task.id, None)
-                    used[node.id] = used.get(node.id, Resources()) + need
+                    for node_id, held_there in placement.items():
+                        used[node_id] = used.get(node_id, Resources()) + held_there
                     running[owner.id] = running.get(owner.id, 0) + 1
                     started.add(task.id)
             self._note_reasons(db, recorded, reasons, started)
@@ -554,7 +611,15 @@ class Scheduler(Runner):
         if changed:
             db.commit()
 
-    def _launch(self, db: Session, task: Task, owner: User, need: Resources, node: Node) -> bool:
+    def _launch(
+        self,
+        db: Session,
+        task: Task,
+        owner: User,
+        need: Resources,
+        node: Node,
+        placement: dict[str, Resources] | None,
+    ) -> bool:
         try:
             context = self.context_for(db, owner)
         except Exception as exc:
@@ -566,6 +631,11 @@ class Scheduler(Runner):
         resumed = " (resuming)" if task.resume or task.attempts else ""
         where = f" on node {short_node(node.id)} ({node.address})"
         how = " in a warm worker" if warm is not None else ""
+        if placement is not None:
+            rooms = ", ".join(
+                f"{short_node(node_id)} ({held.cpus:g} CPUs)" for node_id, held in placement.items()
+            )
+            how += f", its workers with room on node(s) {rooms}"
         message = f"attempt {task.attempts + 1} starting{where}{how}{resumed}"
         resources = {"cpus": need.cpus, "gpus": need.gpus}
         worker_ref = start_attempt(db, task, message, warm, resources=resources, worker_node=node.id)
@@ -583,5 +653,5 @@ class Scheduler(Runner):
             finish(db, task.id, TaskStatus.FAILED, message, worker_ref=worker_ref, error=error)
             return False
         with self._lock:
-            self._attempts[task.id] = Attempt(task.id, worker_ref, need, handle, node.id)
+            self._attempts[task.id] = Attempt(task.id, worker_ref, need, handle, node.id, placement=placement)
         return True

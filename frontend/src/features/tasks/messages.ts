@@ -99,6 +99,9 @@ const en = {
       no_node_fits:
         'Waits for a node with {{cpus}} CPUs and {{gpus}} GPUs: the largest node has {{node_cpus}} CPUs, and no node more than {{node_gpus}} GPUs',
       no_free_node: 'Waits for {{cpus}} CPUs and {{gpus}} GPUs to be free on one node',
+      workers_do_not_fit:
+        'Waits for nodes with room for {{workers}} workers of {{cpus}} CPUs and {{gpus}} GPUs each: the cluster holds {{room}}',
+      no_room_for_workers: 'Waits for room for {{workers}} workers of {{cpus}} CPUs and {{gpus}} GPUs each',
       running_limit: 'Waits: {{limit}} of your tasks are running, as many as may run at once',
     },
     failed: {
@@ -205,6 +208,9 @@ const zh: Widen<typeof en> = {
       no_node_fits:
         '等待一个有 {{cpus}} 个 CPU 和 {{gpus}} 个 GPU 的节点：最大的节点只有 {{node_cpus}} 个 CPU，单个节点最多 {{node_gpus}} 个 GPU',
       no_free_node: '等待某个节点空出 {{cpus}} 个 CPU 和 {{gpus}} 个 GPU',
+      workers_do_not_fit:
+        '等待有空间容纳 {{workers}} 个训练进程（每个 {{cpus}} 个 CPU 和 {{gpus}} 个 GPU）的节点：集群目前只能容纳 {{room}} 个',
+      no_room_for_workers: '等待集群空出 {{workers}} 个训练进程（每个 {{cpus}} 个 CPU 和 {{gpus}} 个 GPU）的空间',
       running_limit: '等待中：您已有 {{limit}} 个任务在运行，达到同时运行的上限',
     },
     failed: {

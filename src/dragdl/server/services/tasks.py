@@ -17,7 +17,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.engine.graph.errors import GraphError
 from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS, Runner, WorkerConfig
-from dragdl.runner.scheduler import Scheduler, train_device
+from dragdl.runner.placement import Node, Workers
+from dragdl.runner.scheduler import Scheduler, distributed_workers, train_device
 from dragdl.runner.transitions import add_event, finish, guarded_update
 from dragdl.server.db.models import Model, Task, TaskEvent, TaskStatus, User
 from dragdl.server.errors import public_graph_errors
@@ -25,7 +26,7 @@ from dragdl.server.schemas.tasks import TaskCreate, TaskLog, TaskResources, Task
 from dragdl.server.services import graphs as graph_service
 from dragdl.server.services.data_context import check_graph_policy, data_context_for
 from dragdl.server.services.graphs import GraphRejected
-from dragdl.server.services.limits import cap_resources, check_artifact_room
+from dragdl.server.services.limits import cap_resources, check_artifact_room, limits_of
 from dragdl.server.settings import Settings
 
 LOG_CHUNK_BYTES = 64 * 1024
@@ -105,9 +106,28 @@ def resources_for(requested: TaskResources, graph: dict[str, Any]) -> dict[str, 
 def _within_caps(
     settings: Settings, user: User, resources: dict[str, float | None], graph: dict[str, Any]
 ) -> dict[str, float | None]:
-    """The resources if the user's caps per task allow them; GraphRejected (422) on the train node."""
+    """The resources if the user's caps per task allow them; GraphRejected (422) on the train node.
+    A distributed run's workers count in all: `workers` times each one's CPUs and GPUs."""
     node = _train_node(graph)
-    return cap_resources(settings, user, resources, str(node["id"]) if node else None)
+    node_id = str(node["id"]) if node else None
+    workers = distributed_workers(graph)
+    if workers is not None:
+        limits = limits_of(settings, user)
+        for name, unit, asked, cap in (
+            ("cpus_per_worker", "CPUs", workers.total.cpus, limits.max_cpus_per_task),
+            ("gpus_per_worker", "GPUs", workers.total.gpus, limits.max_gpus_per_task),
+        ):
+            if asked > cap:
+                message = (
+                    f"the run's {workers.count} workers ask for {asked:g} {unit} in all, more than the "
+                    f"{cap:g} one task of yours may use: ask for fewer workers or less per worker"
+                )
+                details = {"requested": asked, "cap": cap}
+                error = GraphError(
+                    code="resources_over_cap", message=message, node_id=node_id, field=name, details=details
+                )
+                raise GraphRejected("the resources are above your caps", [error])
+    return cap_resources(settings, user, resources, node_id)
 
 
 def check_fits_a_node(
@@ -121,6 +141,10 @@ def check_fits_a_node(
 
     nodes = runner.nodes() if runner is not None else None
     if nodes is None:
+        return
+    workers = distributed_workers(graph)
+    if workers is not None:
+        _check_workers_fit(workers, nodes, graph)
         return
     need = needed(resources, graph, nodes)
     if can_ever_hold(need, nodes):
@@ -155,6 +179,30 @@ def check_fits_a_node(
             )
         )
     raise GraphRejected("no node of the cluster can hold the task", problems)
+
+
+def _check_workers_fit(workers: Workers, nodes: list[Node], graph: dict[str, Any]) -> None:
+    """GraphRejected (422) on the train node's `workers` when the idle cluster cannot hold them all."""
+    from dragdl.runner.placement import can_ever_hold_workers, slots
+
+    if can_ever_hold_workers(workers, nodes):
+        return
+    room = sum(slots(n.total, workers.each) for n in nodes if workers.each.fits_in(n.total))
+    node = _train_node(graph)
+    raise GraphRejected(
+        "the cluster cannot hold the run's workers",
+        [
+            GraphError(
+                code="workers_exceed_cluster",
+                message=f"the run asks for {workers.count} workers of {workers.each.cpus:g} CPUs and "
+                f"{workers.each.gpus:g} GPUs each, but the cluster's nodes hold at most {room} such "
+                f"workers: ask for fewer workers or less per worker",
+                node_id=str(node["id"]) if node else None,
+                field="workers",
+                details={"requested": workers.count, "largest": room},
+            )
+        ],
+    )
 
 
 def _queue(
