@@ -153,7 +153,7 @@ export function ConfigPanel({
         <h3>{t('monitor.taskSettings')}</h3>
         <dl className="facts">
           {Object.entries(extra).map(([key, value]) => (
-            <div key={key}>
+            <div key={key} data-fact={key}>
               <dt>{t(`monitor.fact.${key}`, { defaultValue: key })}</dt>
               <dd translate={IDENTIFIERS.has(key) ? 'no' : undefined}>{fact(key, value)}</dd>
             </div>

@@ -28,6 +28,7 @@ import {
 import { useTaskEvents, type Connection } from './useTaskEvents';
 import { statusNotes } from './statusLine';
 import { fastPathDecided, fastPathLine } from './fastPath';
+import { workersLine, workersSummary } from './workers';
 import './monitor.css';
 import { failureText } from '../tasks/failureText';
 
@@ -176,6 +177,9 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
     task.best_metrics[`val_${headline.key}`] ?? bestEpochValue(state, `val_${headline.key}`, headline.higherIsBetter);
   const memory = series.peakMemory.reduce((max, [, v]) => Math.max(max, v), 0);
   const testHeadline = state.test?.[`test_${headline.key}`] ?? task.best_metrics[`test_${headline.key}`];
+  // A data-parallel run's processes (null for a run in one process, which shows as before).
+  const workers = workersSummary(state.start, t);
+  const workerList = workersLine(state.start, t);
   const error =
     task.error ??
     (state.error && status === 'FAILED'
@@ -219,6 +223,7 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
           created: formatDate(task.created_at, i18n.language),
           device: deviceName(String(state.start?.device ?? task.config.device ?? '—')),
         })}
+        {workers && ` · ${workers}`}
         {/* A resume the user asked for is no failure: only crash retries are counted. */}
         {task.retries > 0 && ` · ${t('monitor.retry', { retry: task.retries, max: task.max_retries })}`}
         {statusNotes(
@@ -326,6 +331,7 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
               val_samples: state.start?.val_samples ?? null,
               test_samples: state.start?.test_samples ?? null,
               fast_path: fastPathLine(state.start?.fast_path, t),
+              ...(workerList ? { workers: workerList } : {}),
             }}
           />
         )}
