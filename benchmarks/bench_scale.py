@@ -9,6 +9,12 @@ every trial run to its last epoch. Sampling, pruning and substitution are the en
 (`engine/sweep`), exactly as the server's sweep driver asks them; each trial is a real
 `run_graph` training whose per-epoch validation accuracy is the objective.
 
+DDP section: the sketcher CNN on mnist-5k (seed 0, fp32, contiguous), trained once in one process
+with as many PyTorch threads as there are workers, and once by `--workers` data-parallel workers of
+1 CPU on Ray Train (a local Ray; gloo), each taking its share of every batch of 64. Reports the
+test accuracy of both (target: within 1 point), their training throughput (samples per second of
+the epochs, without start-up) and the wall time of each run, start-up included.
+
 Latency section: a real `dragdl serve` (single-user, fresh data dir, embedded Ray) is sent small
 tasks one after another (the iris logistic regression, 3 epochs), and the time from the POST to the
 first metric the API returns (`GET /api/tasks/{id}/metrics`, polled every 20 ms) is taken for each.
@@ -20,9 +26,11 @@ meanwhile).
     .venv/bin/python benchmarks/bench_scale.py                      # both sections
     .venv/bin/python benchmarks/bench_scale.py --part sweep --trials 8 --epochs 3 --pruner halving
     .venv/bin/python benchmarks/bench_scale.py --part latency --tasks 10
+    .venv/bin/python benchmarks/bench_scale.py --part ddp --workers 2 --ddp-epochs 3
 
 Targets: the pruned sweep's wall time <= 60% of the full one's, its best validation accuracy
-within 0.5 points of the full sweep's best; submit -> first metric p50 on a warm server < 1.5 s.
+within 0.5 points of the full sweep's best; DDP test accuracy within 1 point of the single
+process's; submit -> first metric p50 on a warm server < 1.5 s.
 """
 
 from __future__ import annotations
@@ -198,6 +206,47 @@ def sweep_section(ctx: DataContext, trials: int, epochs: int, pruner: PrunerName
     )
 
 
+def ddp_graph(epochs: int, workers: int) -> dict[str, Any]:
+    graph: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    train = next(node for node in graph["nodes"] if node["type"] == "train.Classifier")
+    train["params"].update(
+        epochs=epochs,
+        seed=0,
+        precision="fp32",
+        memory_format="contiguous",
+        workers=workers,
+        cpus_per_worker=1.0,
+    )
+    return graph
+
+
+def ddp_section(ctx: DataContext, epochs: int, workers: int, console: Console) -> None:
+    rows: list[tuple[str, float, float, float]] = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(workers)  # the single process gets the cores the workers get
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, count in (("1 process", 1), (f"{workers} DDP workers", workers)):
+            start = time.perf_counter()
+            result = run_graph(ddp_graph(epochs, count), ctx, Path(tmp) / label, ListReporter())
+            wall = time.perf_counter() - start
+            throughput = statistics.fmean(h["samples_per_s"] for h in result.history)
+            accuracy = (result.test or {}).get("test_accuracy", float("nan"))
+            rows.append((label, accuracy, throughput, wall))
+    torch.set_num_threads(threads)
+    table = Table(title=f"DDP on CPU: sketcher CNN, mnist-5k, {epochs} epochs, seed 0, fp32")
+    for column in ("run", "test accuracy", "samples/s (epochs)", "wall s (start-up included)"):
+        table.add_column(column, justify="right")
+    for label, accuracy, throughput, wall in rows:
+        table.add_row(label, f"{accuracy:.2%}", f"{throughput:.0f}", f"{wall:.1f}")
+    console.print(table)
+    gap = (rows[1][1] - rows[0][1]) * 100
+    console.print(
+        f"test accuracy gap DDP - single: {gap:+.2f} points (target within 1: "
+        f"{'met' if abs(gap) <= 1.0 else 'NOT met'}); throughput ratio DDP/single: "
+        f"{rows[1][2] / rows[0][2]:.2f} on {workers} CPU(s) each way"
+    )
+
+
 LATENCY_GRAPH = EXAMPLE.with_name("logistic_regression_iris.json")
 LATENCY_TARGET_S = 1.5
 
@@ -260,7 +309,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--part", choices=["sweep", "latency", "all"], default="all")
+    parser.add_argument("--part", choices=["sweep", "ddp", "latency", "all"], default="all")
+    parser.add_argument("--workers", type=int, default=2, help="DDP workers (1 CPU each)")
+    parser.add_argument("--ddp-epochs", type=int, default=3)
     parser.add_argument("--tasks", type=int, default=8, help="tasks per latency run")
     parser.add_argument("--trials", type=int, default=16)
     parser.add_argument("--epochs", type=int, default=5)
@@ -280,6 +331,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as data_dir:
             ctx = DataContext(data_dir=Path(data_dir), allow_download=False)
             sweep_section(ctx, args.trials, args.epochs, args.pruner, console)
+    if args.part in ("ddp", "all"):
+        with tempfile.TemporaryDirectory() as data_dir:
+            ctx = DataContext(data_dir=Path(data_dir), allow_download=False)
+            ddp_section(ctx, args.ddp_epochs, args.workers, console)
     if args.part in ("latency", "all"):
         latency_section(args.tasks, console)
 
