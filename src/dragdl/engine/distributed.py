@@ -171,7 +171,12 @@ def _ensure_ray() -> bool:
     if address:
         ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
     else:
-        # Loopback only, as the server's embedded Ray (runner/ray_runner.py).
+        # Loopback only, as the server's embedded Ray (runner/ray_runner.py): with clusters disabled
+        # Ray binds its services to 127.0.0.1.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        from ray._private import ray_constants
+
+        ray_constants.ENABLE_RAY_CLUSTER = False
         ray.init(
             address="local",
             include_dashboard=False,
@@ -291,8 +296,7 @@ def _worker(settings: dict[str, Any]) -> None:
     graph = settings["graph"]
     # Ray Train's device for this worker: its GPU (Ray set CUDA_VISIBLE_DEVICES), else the CPU.
     device = get_device()
-    address = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
-    group = TorchGroup(device, {"node_id": ray.get_runtime_context().get_node_id(), "address": address})
+    group = TorchGroup(device, _this_node())
     reporter = _QueueReporter(settings["events"]) if group.main else None
     # Workers started again after a failure resume from the newest checkpoint, once there is one.
     written = any((out_dir / RUN_NAME).glob("ckpt-*/ckpt-*.pt"))
@@ -324,6 +328,17 @@ def _worker(settings: dict[str, Any]) -> None:
             reporter.flush()
     if group.main:
         _write_json(out_dir / RESULT_FILE, _result_to_json(result))
+
+
+def _this_node() -> dict[str, str]:
+    """This worker's node: its id and the address Ray knows it by (127.0.0.1 for a local Ray)."""
+    import ray
+
+    node_id = ray.get_runtime_context().get_node_id()
+    nodes = ray.nodes()  # type: ignore[no-untyped-call]
+    known = [n.get("NodeManagerAddress") for n in nodes if n.get("NodeID") == node_id]
+    address = known[0] if known and known[0] else ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+    return {"node_id": node_id, "address": str(address)}
 
 
 def _result_to_json(result: TrainResult) -> dict[str, Any]:
