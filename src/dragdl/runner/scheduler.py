@@ -7,10 +7,10 @@ Policy, with every decision written to the database before it is acted on:
   user can move ahead of another.
 - Quota: at most `user.max_running_tasks` (else the server default) RUNNING tasks per user; a user
   at quota is skipped, the tasks of others behind it still start.
-- Placement (`placement.py`): a worker is one process, so a task starts only on one node that holds
-  its CPUs and GPUs: the node's total minus what this scheduler's workers declared there, read
-  again every pass so a node that joins starts queued work at once. The worker is pinned to that
-  node. A task that waits for room keeps every node that could hold it: later tasks start only on
+- Placement (`demand.py`, `placement.py`): a worker is one process, so a task starts only on one
+  node that holds its CPUs and GPUs (a distributed run: each of its workers on a node with room):
+  the node's total minus what this scheduler's workers declared there, read again every pass so a
+  node that joins starts queued work at once. The worker is pinned to that node. A task that waits for room keeps every node that could hold it: later tasks start only on
   other nodes, so a large task is not starved by a stream of small ones. A task that no node could
   hold even idle stays QUEUED, out of the line, until a large enough node joins (the server refuses
   such a task at submission when it knows the cluster). Each waiting task's `queued_reason` says
@@ -40,7 +40,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,21 +48,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.runner.base import Backend, LaunchSpec, Outcome, Resources, Runner, WorkerConfig
+from dragdl.runner.demand import Demand, Placed, demand_of
 from dragdl.runner.failures import backoff_delays, is_transient_db_error
-from dragdl.runner.placement import (
-    Node,
-    QueuedReason,
-    Workers,
-    can_ever_hold,
-    can_ever_hold_workers,
-    choose_node,
-    choose_nodes,
-    no_free_node,
-    no_node_fits,
-    no_nodes_fit_workers,
-    no_room_for_workers,
-    running_limit,
-)
+from dragdl.runner.placement import Node, QueuedReason, running_limit
 from dragdl.runner.suspend import clear_requests, request_suspend
 from dragdl.runner.transitions import (
     age_s,
@@ -93,61 +81,23 @@ class Attempt:
     handle: Any
     node_id: str | None = None
     """The node it was placed on (None: unknown, e.g. adopted from before nodes were recorded)."""
+    held: dict[str, Resources] = field(default_factory=dict)
+    """What it holds on each node: its process's resources, or a distributed run's workers."""
     adopted: bool = False
-    placement: dict[str, Resources] | None = None
-    """What it holds on each node when that is not `resources` on `node_id`: a distributed run's
-    workers (its own process holds nothing)."""
     stop_seen: float | None = None
     killed: KillReason | None = None
 
 
-def needed(declared: dict[str, Any], graph: dict[str, Any], nodes: list[Node]) -> Resources:
-    """CPUs and GPUs a task declares; `gpus: null` (device auto) means one GPU when a node has one."""
-    gpus = declared.get("gpus")
-    if gpus is None:
-        has_gpu = any(node.total.gpus >= 1 for node in nodes)
-        gpus = 1.0 if train_device(graph) != "cpu" and has_gpu else 0.0
-    return Resources(float(declared.get("cpus", 1.0)), float(gpus))
-
-
-def task_resources(task: Task, nodes: list[Node]) -> Resources:
-    """What the task's own worker process holds: nothing for a distributed run, which only drives
-    its workers (`distributed_workers`)."""
-    if distributed_workers(task.graph_snapshot) is not None:
-        return Resources()
-    return needed(task.resources or {}, task.graph_snapshot, nodes)
-
-
-def distributed_workers(graph: dict[str, Any]) -> Workers | None:
-    """The workers the train node asks for when it trains on more than one (`workers` > 1)."""
-    from dragdl.engine.graph.train_node import find_train_node
-
-    found = find_train_node(graph)
-    params = (found[0].get("params") or {}) if found is not None else {}
-    try:
-        count = int(params.get("workers", 1))
-        each = Resources(float(params.get("cpus_per_worker", 1.0)), float(params.get("gpus_per_worker", 0.0)))
-    except (TypeError, ValueError):  # checked at submission; an old snapshot trains in one process
-        return None
-    return Workers(count, each) if count > 1 else None
+def task_demand(task: Task, nodes: list[Node]) -> Demand:
+    return demand_of(task.resources or {}, task.graph_snapshot, nodes)
 
 
 def used_per_node(attempts: list[Attempt]) -> dict[str, Resources]:
     used: dict[str, Resources] = {}
     for attempt in attempts:
-        held = attempt.placement
-        if held is None:
-            held = {attempt.node_id: attempt.resources} if attempt.node_id is not None else {}
-        for node_id, resources in held.items():
+        for node_id, resources in attempt.held.items():
             used[node_id] = used.get(node_id, Resources()) + resources
     return used
-
-
-def placement_of(nodes: list[Node], workers: Workers) -> dict[str, Resources]:
-    held: dict[str, Resources] = {}
-    for node in nodes:
-        held[node.id] = held.get(node.id, Resources()) + workers.each
-    return held
 
 
 def short_node(node_id: str) -> str:
@@ -173,13 +123,6 @@ def fair_order(queued: list[Task], moved: dict[str, Place]) -> list[tuple[Task, 
     for task in sorted(queued, key=lambda task: (-task.priority, place(task))):
         by_owner.setdefault(task.owner_id, []).append(task)
     return [(by_owner[holder.owner_id].pop(0), holder) for holder in sorted(queued, key=place)]
-
-
-def train_device(graph: dict[str, Any]) -> str:
-    from dragdl.engine.graph.train_node import find_train_node
-
-    found = find_train_node(graph)
-    return "auto" if found is None else str((found[0].get("params") or {}).get("device", "auto"))
 
 
 class Scheduler(Runner):
@@ -386,18 +329,18 @@ class Scheduler(Runner):
                         continue
                 handle = self.backend.find(task.worker_ref) if task.worker_ref else None
                 if handle is not None and age_s(task.heartbeat_at) <= self.heartbeat_timeout_s:
-                    need = task_resources(task, self._nodes or [])
-                    workers = distributed_workers(task.graph_snapshot)
+                    demand = task_demand(task, self._nodes or [])
                     # Where Ray Train put an adopted run's workers is not recorded: counted on its node.
-                    held = {task.worker_node: workers.total} if workers and task.worker_node else None
+                    total = demand.own + (demand.workers.total if demand.workers else Resources())
+                    held = {task.worker_node: total} if task.worker_node else {}
                     attempt = Attempt(
                         task.id,
                         task.worker_ref or "",
-                        need,
+                        demand.own,
                         handle,
                         task.worker_node,
+                        held,
                         adopted=True,
-                        placement=held,
                     )
                     with self._lock:
                         self._attempts[task.id] = attempt
@@ -553,13 +496,10 @@ class Scheduler(Runner):
             reasons: dict[str, QueuedReason] = {}
             started: set[str] = set()
             for task, holder in fair_order(queued, self._moved):
-                need = task_resources(task, nodes)
-                workers = distributed_workers(task.graph_snapshot)
-                holders = can_ever_hold_workers(workers, nodes) if workers else can_ever_hold(need, nodes)
+                demand = task_demand(task, nodes)
+                holders = demand.holders(nodes)
                 if not holders:
-                    reasons[task.id] = (
-                        no_nodes_fit_workers(workers, nodes) if workers else no_node_fits(need, nodes)
-                    )
+                    reasons[task.id] = demand.never_fits(nodes)
                     continue
                 owner = owners.get(task.owner_id)
                 if owner is None:
@@ -569,25 +509,17 @@ class Scheduler(Runner):
                 if running.get(owner.id, 0) >= limit:
                     reasons[task.id] = running_limit(limit)
                     continue
-                if workers is not None:
-                    chosen = choose_nodes(workers, nodes, used, kept)
-                    node = chosen[0] if chosen else None
-                    placement = placement_of(chosen or [], workers)
-                else:
-                    node = choose_node(need, nodes, used, kept)
-                    placement = {node.id: need} if node else {}
-                if node is None:
-                    kept.update(held.id for held in holders)
-                    reasons[task.id] = (
-                        no_room_for_workers(workers) if workers else no_free_node(need, len(holders))
-                    )
+                placed = demand.place(nodes, used, kept)
+                if placed is None:
+                    kept.update(node.id for node in holders)
+                    reasons[task.id] = demand.waits(len(holders))
                     continue
-                if self._launch(db, task, owner, need, node, placement if workers else None):
+                if self._launch(db, task, owner, demand, placed):
                     if holder is not task:  # the holder gets the later place the task leaves
                         self._moved[holder.id] = self._moved.get(task.id, (task.created_at, task.id))
                     self._moved.pop(task.id, None)
-                    for node_id, held_there in placement.items():
-                        used[node_id] = used.get(node_id, Resources()) + held_there
+                    for node_id, held in placed.held.items():
+                        used[node_id] = used.get(node_id, Resources()) + held
                     running[owner.id] = running.get(owner.id, 0) + 1
                     started.add(task.id)
             self._note_reasons(db, recorded, reasons, started)
@@ -616,10 +548,10 @@ class Scheduler(Runner):
         db: Session,
         task: Task,
         owner: User,
-        need: Resources,
-        node: Node,
-        placement: dict[str, Resources] | None,
+        demand: Demand,
+        placed: Placed,
     ) -> bool:
+        node, need = placed.node, demand.own
         try:
             context = self.context_for(db, owner)
         except Exception as exc:
@@ -631,9 +563,9 @@ class Scheduler(Runner):
         resumed = " (resuming)" if task.resume or task.attempts else ""
         where = f" on node {short_node(node.id)} ({node.address})"
         how = " in a warm worker" if warm is not None else ""
-        if placement is not None:
+        if demand.workers is not None:
             rooms = ", ".join(
-                f"{short_node(node_id)} ({held.cpus:g} CPUs)" for node_id, held in placement.items()
+                f"{short_node(node_id)} ({held.cpus:g} CPUs)" for node_id, held in placed.held.items()
             )
             how += f", its workers with room on node(s) {rooms}"
         message = f"attempt {task.attempts + 1} starting{where}{how}{resumed}"
@@ -653,5 +585,5 @@ class Scheduler(Runner):
             finish(db, task.id, TaskStatus.FAILED, message, worker_ref=worker_ref, error=error)
             return False
         with self._lock:
-            self._attempts[task.id] = Attempt(task.id, worker_ref, need, handle, node.id, placement=placement)
+            self._attempts[task.id] = Attempt(task.id, worker_ref, need, handle, node.id, placed.held)
         return True

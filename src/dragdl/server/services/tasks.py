@@ -17,8 +17,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.engine.graph.errors import GraphError
 from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS, Runner, WorkerConfig
+from dragdl.runner.demand import distributed_workers, needed, train_device
 from dragdl.runner.placement import Node, Workers
-from dragdl.runner.scheduler import Scheduler, distributed_workers, train_device
+from dragdl.runner.scheduler import Scheduler
 from dragdl.runner.transitions import add_event, finish, guarded_update
 from dragdl.server.db.models import Model, Task, TaskEvent, TaskStatus, User
 from dragdl.server.errors import public_graph_errors
@@ -137,7 +138,6 @@ def check_fits_a_node(
     the task: its worker is one process on one node. Unknown until the runner has connected (then
     the scheduler keeps such a task QUEUED and says why)."""
     from dragdl.runner.placement import can_ever_hold
-    from dragdl.runner.scheduler import needed
 
     nodes = runner.nodes() if runner is not None else None
     if nodes is None:
