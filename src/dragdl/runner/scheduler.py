@@ -10,11 +10,11 @@ Policy, with every decision written to the database before it is acted on:
 - Placement (`demand.py`, `placement.py`): a worker is one process, so a task starts only on one
   node that holds its CPUs and GPUs (a distributed run: each of its workers on a node with room):
   the node's total minus what this scheduler's workers declared there, read again every pass so a
-  node that joins starts queued work at once. The worker is pinned to that node. A task that waits for room keeps every node that could hold it: later tasks start only on
-  other nodes, so a large task is not starved by a stream of small ones. A task that no node could
-  hold even idle stays QUEUED, out of the line, until a large enough node joins (the server refuses
-  such a task at submission when it knows the cluster). Each waiting task's `queued_reason` says
-  why it waits.
+  node that joins starts queued work at once. The worker is pinned to that node. A task that
+  waits for room keeps every node that could hold it: later tasks start only on other nodes, so a
+  large task is not starved by a stream of small ones. A task that no node could hold even idle
+  stays QUEUED, out of the line, until a large enough node joins (the server refuses such a task at
+  submission when it knows the cluster). Each waiting task's `queued_reason` says why it waits.
 - Stop: the worker sees `stop_requested`, checkpoints and ends STOPPED; a worker that has not
   ended `stop_timeout_s` after the scheduler first saw the request is killed and marked STOPPED.
 - Crash: a worker that died (or stopped heartbeating for `heartbeat_timeout_s`) is re-queued to
