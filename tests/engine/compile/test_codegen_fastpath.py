@@ -14,10 +14,16 @@ from .test_codegen import ctx_for, digits_graph, run_script
 
 def test_a_run_s_choice_replaces_auto_in_the_script(tmp_path: Path) -> None:
     graph = digits_graph(device="cpu")
-    chosen = {"precision": "bf16", "memory_format": "channels_last"}
+    probe = [{"candidate": "fp32 contiguous"}, {"candidate": "bf16 channels_last"}]
+    chosen = {"precision": "bf16", "memory_format": "channels_last", "measurements": probe}
     script = generate_script(graph, ctx_for(tmp_path), fast_path=chosen)
     assert 'PRECISION = "bf16"  # measured by the DragDL run of this graph' in script
     assert 'MEMORY_FORMAT = "channels_last"  # measured by the DragDL run of this graph' in script
+    # A run too small to probe chose without measuring: the script does not claim a measurement.
+    unmeasured = {"precision": "fp32", "memory_format": "contiguous", "measurements": []}
+    small = generate_script(graph, ctx_for(tmp_path), fast_path=unmeasured)
+    assert 'PRECISION = "fp32"  # what the DragDL run of this graph chose' in small
+    assert "measured" not in small.split("PRECISION")[1].splitlines()[0]
     # Without a run, "auto" stays and the script resolves it as the engine does without measuring.
     plain = generate_script(graph, ctx_for(tmp_path))
     assert 'PRECISION = "auto"' in plain and 'MEMORY_FORMAT = "auto"' in plain

@@ -132,7 +132,10 @@ def _fast_path_settings(
     """PRECISION and MEMORY_FORMAT of the script, with their comments: the train node's values, an
     "auto" replaced by what the run measured (fp16 is CUDA's "auto" rule, so it stays "auto")."""
     precision, layout = config.precision, config.memory_format
-    measured = "measured by the DragDL run of this graph"
+    probed = fast_path is not None and len(fast_path.get("measurements") or ()) > 1
+    measured = (
+        "measured by the DragDL run of this graph" if probed else "what the DragDL run of this graph chose"
+    )
     precision_note = '"auto" (GPU: bf16 or fp16; CPU: fp32), "fp32", "bf16"'
     layout_note = '"auto": channels_last on a GPU, else contiguous'
     if fast_path is not None and precision == "auto" and fast_path["precision"] in ("fp32", "bf16"):
