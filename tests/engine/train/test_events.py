@@ -49,7 +49,7 @@ def test_jsonl_reporter_appends_events_and_log_lines(tmp_path: Path) -> None:
     log = [line.split(" ", 2)[2] for line in (tmp_path / "log.txt").read_text().splitlines()]
     assert log == [
         "INFO    training on cpu for 2 epochs (5 steps per epoch)",
-        "INFO    data: 90 train / 20 val / 30 test images",
+        "INFO    data: 90 train / 20 val / 30 test samples",
         "INFO    model: 120 parameters, 100 trainable",
         "INFO    epoch 1/2  train loss 0.5000 acc 75.00%",
         "WARNING something to know",

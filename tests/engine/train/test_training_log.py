@@ -95,7 +95,7 @@ def test_a_real_run_logs_its_setup_every_epoch_and_the_test_accuracy(tmp_path: P
     small = f"fast path: fp32, contiguous ({why}"
     assert log_lines(out) == [
         f"training on cpu for 2 epochs, batch size 64 ({start.steps_per_epoch} steps per epoch)",
-        f"data: {start.train_samples:,} train / {start.val_samples} val / {start.test_samples} test images",
+        f"data: {start.train_samples:,} train / {start.val_samples} val / {start.test_samples} test samples",
         f"model: {start.total_parameters} parameters, {start.trainable_parameters} trainable",
         next(line for line in log_lines(out) if line.startswith(small)),
         epoch_line(epochs[0], 2),

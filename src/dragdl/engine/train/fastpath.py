@@ -304,7 +304,7 @@ def choose(
         return fixed(device, precision, memory_format, images, why)
     flops = training_flops(probe.model, probe.input_shape, device) * probe.run_samples
     if flops < MIN_RUN_FLOPS:
-        small = f"a small run ({flops / 1e9:.3g} billion operations): too short for measuring to pay"
+        small = f"a small run ({_operations(flops)}): too short for measuring to pay"
         settings = {"precision": precision, "memory format": memory_format}
         set_here = [name for name, value in settings.items() if value != "auto"]
         if set_here:
@@ -312,6 +312,14 @@ def choose(
         return fixed(device, "fp32" if precision == "auto" else precision, layouts[0], images, small)
     with _rng_kept(device):
         return _measure_all(probe, layouts, precisions, bf16)
+
+
+def _operations(flops: float) -> str:
+    """A count of operations in words a reader takes in at once: "83.8 billion", "454 thousand"."""
+    for scale, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
+        if flops >= scale:
+            return f"{flops / scale:.3g} {word} operations"
+    return f"{flops:.0f} operations"
 
 
 def training_flops(model: nn.Module, input_shape: tuple[int, ...], device: torch.device) -> float:

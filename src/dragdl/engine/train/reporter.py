@@ -131,7 +131,7 @@ class TrainingLog:
             (
                 "info",
                 f"data: {event.train_samples:,} train / {event.val_samples:,} val / "
-                f"{event.test_samples:,} test images",
+                f"{event.test_samples:,} test samples",
             ),
             (
                 "info",
