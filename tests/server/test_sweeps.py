@@ -127,6 +127,14 @@ def test_the_trials_are_tasks_of_the_user_and_the_best_is_served(
     assert model["task_id"] == best["task_id"] and model["name"].endswith("(best of sweep)")
     models = user_client.get("/api/models").json()
     assert ([m["id"] for m in models["data"]], models["hidden_trials"]) == ([model["id"]], 3)
+    # The sweep says which model it registered, and its graph (the UI names the params by title).
+    again = user_client.get(f"/api/sweeps/{sweep['id']}").json()
+    assert again["best_model_id"] == model["id"] and again["base_graph"]["search"] == graph["search"]
+    # The web UI names the model in its reader's language.
+    zh_name = "鸢尾花 · 扫描最佳"
+    named = user_client.post(f"/api/sweeps/{sweep['id']}/register-best", json={"name": zh_name})
+    assert named.json()["name"] == zh_name
+    assert user_client.get(f"/api/models/{model['id']}").json()["name"] == zh_name
     listed = user_client.get("/api/sweeps").json()
     assert listed["count"] == 1 and listed["data"][0]["counts"]["COMPLETE"] == 4
     assert other_client.get("/api/sweeps").json()["count"] == 0
@@ -213,3 +221,10 @@ def test_a_sweep_continues_to_its_budget_after_a_server_restart(tmp_path: Path) 
         cli = subprocess.run([*command, *options], capture_output=True, text=True, env=env, check=False)
         assert cli.returncode == 0, cli.stdout + cli.stderr
         assert "trial 2: COMPLETE" in cli.stdout and "best: trial" in cli.stdout
+        # The SDK registers the best model of the restarted sweep under a name of its own.
+        from dragdl.client import DragDLClient
+
+        with DragDLClient(url) as sdk:
+            registered = sdk.register_best(sweep_id, name="iris, best")
+            assert registered["name"] == "iris, best"
+            assert sdk.get_sweep(sweep_id).best_model_id == registered["model_id"]

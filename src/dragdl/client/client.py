@@ -382,6 +382,15 @@ class DragDLClient:
         graph: dict[str, Any] = self._request("GET", _path("api", "sweeps", sweep_id, "best-graph"))
         return graph
 
+    def register_best(self, sweep_id: str, name: str | None = None) -> dict[str, Any]:
+        """Name the sweep's best model (`name`, else "<sweep> (best of sweep)"): the one model of the
+        sweep `list_models` shows. Returns `{"model_id", "name"}`."""
+        body = {} if name is None else {"name": name}
+        answer: dict[str, Any] = self._request(
+            "POST", _path("api", "sweeps", sweep_id, "register-best"), json=body
+        )
+        return answer
+
     def wait_sweep(
         self, sweep_id: str, on_change: Callable[[Sweep], None] | None = None, poll_s: float = 2.0
     ) -> Sweep:

@@ -233,6 +233,8 @@ class Sweep(_Model):
     counts: dict[str, int] = Field(default_factory=dict)
     best_value: float | None = None
     best_trial: int | None = None
+    best_model_id: str | None = None
+    """The model registered as the sweep's best (`register_best`), if one is."""
     trial_list: list[Trial] = Field(default_factory=list)
     """The trials: in the detail view (`get_sweep`, `create_sweep`) only."""
     importance: dict[str, float] = Field(default_factory=dict)

@@ -9,7 +9,13 @@ from fastapi import APIRouter, Depends, Path, Query, Request, status
 from dragdl.server.deps import CurrentUser, RunnerDep, SessionDep, SettingsDep
 from dragdl.server.errors import Responses, error_responses
 from dragdl.server.schemas.graphs import GRAPH_REJECTED
-from dragdl.server.schemas.sweeps import SweepBestModel, SweepCreate, SweepDetail, SweepsPublic
+from dragdl.server.schemas.sweeps import (
+    SweepBestModel,
+    SweepCreate,
+    SweepDetail,
+    SweepRegisterBest,
+    SweepsPublic,
+)
 from dragdl.server.services import sweeps as service
 
 router = APIRouter(prefix="/api/sweeps", tags=["sweeps"])
@@ -94,7 +100,11 @@ def best_graph(sweep_id: SweepId, user: CurrentUser, db: SessionDep) -> dict[str
 
 
 @router.post("/{sweep_id}/register-best", operation_id="registerSweepBest", responses=_NOT_FOUND)
-def register_best(sweep_id: SweepId, user: CurrentUser, db: SessionDep) -> SweepBestModel:
-    """Name the best trial's model after the sweep, so it stands out in your models."""
-    model = service.register_best(db, service.get_sweep(db, user, sweep_id))
+def register_best(
+    sweep_id: SweepId, user: CurrentUser, db: SessionDep, body: SweepRegisterBest | None = None
+) -> SweepBestModel:
+    """Name the best trial's model (after the sweep unless `name` is given), so it stands out in
+    your models: the one model of the sweep the model list shows."""
+    name = body.name if body is not None else None
+    model = service.register_best(db, service.get_sweep(db, user, sweep_id), name)
     return SweepBestModel(model_id=model.id, name=model.name)

@@ -71,6 +71,9 @@ class SweepPublic(BaseModel):
     pruner: Literal["none", "median", "halving"]
     seed: int
     error: str | None
+    best_model_id: str | None = Field(
+        description="The model registered as the sweep's best (`register-best`), if one is."
+    )
     created_at: datetime
     finished_at: datetime | None
 
@@ -86,11 +89,24 @@ class SweepsPublic(BaseModel):
 
 
 class SweepDetail(SweepSummary):
+    base_graph: dict[str, Any] = Field(description="The graph swept, with its search section, as submitted.")
     search: dict[str, dict[str, dict[str, Any]]] = Field(description="The graph's search section.")
     trial_list: list[TrialPublic]
     best_trial: int | None = Field(description="The number of the best complete trial.")
     importance: dict[str, float] = Field(
         description="Each searched param's importance for the objective (empty below two complete trials)."
+    )
+
+
+class SweepRegisterBest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="The model's name (the web UI words it in its language); "
+        'default "<sweep> (best of sweep)".',
     )
 
 

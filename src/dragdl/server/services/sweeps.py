@@ -171,6 +171,7 @@ def detail(db: Session, sweep: Sweep) -> SweepDetail:
     summary = _summary(sweep, trials)
     return SweepDetail(
         **summary.model_dump(),
+        base_graph=sweep.base_graph,
         search=sweep.base_graph.get("search") or {},
         trial_list=[_trial(row, tasks.get(row.task_id or "")) for row in trials],
         best_trial=None if best is None else best.number,
@@ -244,8 +245,8 @@ def best_graph(db: Session, sweep: Sweep) -> dict[str, Any]:
     return graph
 
 
-def register_best(db: Session, sweep: Sweep) -> Model:
-    """The best trial's model (every succeeded task leaves one), named after the sweep."""
+def register_best(db: Session, sweep: Sweep, name: str | None = None) -> Model:
+    """The best trial's model (every succeeded task leaves one), named `name` or after the sweep."""
     best = _best(sweep, _trials(db, sweep))
     model = None
     if best is not None and best.task_id is not None:
@@ -256,7 +257,7 @@ def register_best(db: Session, sweep: Sweep) -> Model:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND, f"sweep {sweep.id} has no complete trial with a model yet"
         )
-    model.name = f"{sweep.name} (best of sweep)"[:200]
+    model.name = name or f"{sweep.name} (best of sweep)"[:200]
     sweep.best_model_id = model.id
     db.commit()
     return model
