@@ -70,7 +70,8 @@ def test_a_sweep_from_the_property_form_to_the_best_graph_in_the_editor(
     # --- the Sweep dialog ----------------------------------------------------------------------------
     page.locator('[data-action="sweep"]').click()
     dialog = page.locator("dialog[open]")
-    expect(dialog.locator(".train-form__summary")).to_contain_text("train.lr")
+    # The searched param by its node and title (its id in the tooltip).
+    expect(dialog.locator('[data-param="train.lr"]')).to_have_text("train · Learning rate")
     dialog.locator('[data-field="trials"]').fill("4")
     dialog.locator('[data-field="parallel"]').fill("2")
     expect(dialog.locator('[data-field="objective"]')).to_have_value("val_accuracy")
@@ -129,10 +130,17 @@ def test_a_sweep_from_the_property_form_to_the_best_graph_in_the_editor(
     listed.get_by_role("link").click()
 
     # --- register the best model, then open the best graph in the editor ------------------------------
+    expect(page.locator('.trials-table th[data-param="train.lr"]')).to_contain_text("Learning rate")
     page.locator('[data-action="register-best"]').click()
     expect(page.locator(".toast").filter(has_text="The best model is registered as")).to_be_visible()
     models = get_json(server_url, "/api/models")
-    assert any(model["task_id"] == best["task_id"] for model in models["data"])
+    registered = next(model for model in models["data"] if model["task_id"] == best["task_id"])
+    assert registered["name"] == f"{detail['name']} (best of sweep)"
+    # Registered once: the button gives way to a link to the model.
+    expect(page.locator('[data-action="register-best"]')).to_have_count(0)
+    expect(page.locator('[data-action="registered-best"]')).to_have_attribute(
+        "href", f"/models/{registered['id']}"
+    )
 
     page.locator('[data-action="open-best"]').click()
     confirm = page.locator("dialog[open] [data-confirm]")
@@ -140,6 +148,9 @@ def test_a_sweep_from_the_property_form_to_the_best_graph_in_the_editor(
         confirm.click()
     expect(page).to_have_url(re.compile(r"/editor$"))
     node(page, "train").wait_for()
+    expect(page.get_by_label("Graph name")).to_have_value(
+        f"{detail['name']} (best: trial {best['number'] + 1})"
+    )
     select(page, "train")
     value = float(field(page, "lr").locator("input").first.input_value())
     assert value == pytest.approx(best["params"]["train.lr"], rel=1e-6)

@@ -968,7 +968,8 @@ export interface paths {
         put?: never;
         /**
          * Register Best
-         * @description Name the best trial's model after the sweep, so it stands out in your models.
+         * @description Name the best trial's model (after the sweep unless `name` is given), so it stands out in
+         *     your models: the one model of the sweep the model list shows.
          */
         post: operations["registerSweepBest"];
         delete?: never;
@@ -1963,6 +1964,11 @@ export interface components {
             /** Error */
             error: string | null;
             /**
+             * Best Model Id
+             * @description The model registered as the sweep's best (`register-best`), if one is.
+             */
+            best_model_id: string | null;
+            /**
              * Created At
              * Format: date-time
              */
@@ -1978,6 +1984,13 @@ export interface components {
             };
             /** Best Value */
             best_value: number | null;
+            /**
+             * Base Graph
+             * @description The graph swept, with its search section, as submitted.
+             */
+            base_graph: {
+                [key: string]: unknown;
+            };
             /**
              * Search
              * @description The graph's search section.
@@ -2003,6 +2016,14 @@ export interface components {
             importance: {
                 [key: string]: number;
             };
+        };
+        /** SweepRegisterBest */
+        SweepRegisterBest: {
+            /**
+             * Name
+             * @description The model's name (the web UI words it in its language); default "<sweep> (best of sweep)".
+             */
+            name?: string | null;
         };
         /**
          * SweepStatus
@@ -2043,6 +2064,11 @@ export interface components {
             seed: number;
             /** Error */
             error: string | null;
+            /**
+             * Best Model Id
+             * @description The model registered as the sweep's best (`register-best`), if one is.
+             */
+            best_model_id: string | null;
             /**
              * Created At
              * Format: date-time
@@ -5898,7 +5924,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SweepRegisterBest"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {

@@ -47,6 +47,8 @@ const en = {
     label: 'Editor toolbar',
     graphName: 'Graph name',
     new: 'New',
+    replaceTitle: 'Replace the graph on the canvas?',
+    replace: 'Replace',
     replaceConfirm: 'The graph on the canvas has unsaved changes: they are replaced (Undo brings them back).',
     newConfirm: 'Start a new empty graph? The current one is replaced (Undo brings it back).',
     import: 'Import',

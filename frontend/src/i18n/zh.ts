@@ -48,6 +48,8 @@ const zh: Messages = {
     label: '编辑器工具栏',
     graphName: '图名称',
     new: '新建',
+    replaceTitle: '替换画布上的图？',
+    replace: '替换',
     replaceConfirm: '画布上的图有未保存的更改，将被替换（撤销可恢复）。',
     newConfirm: '新建一个空图？当前图将被替换（可撤销恢复）。',
     import: '导入',

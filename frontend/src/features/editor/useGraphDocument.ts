@@ -5,7 +5,8 @@ import { useCallback, useEffect, useLayoutEffect, useRef, type ChangeEvent } fro
 import { useTranslation } from 'react-i18next';
 import type { SavedGraph } from '../../api/graphs';
 import type { GraphSpec } from '../../api/types';
-import type { Confirm } from '../../ui/ConfirmDialog';
+import type { TFunction } from 'i18next';
+import type { Confirm, Question } from '../../ui/ConfirmDialog';
 import { useNotify } from '../../ui/toast';
 import type { CatalogIndex } from '../catalog/catalogIndex';
 import { withUploadedDataset } from './logic/datasetNode';
@@ -17,6 +18,12 @@ import type { ServerGraph } from './useServerGraph';
 import { errorText } from '../../i18n/errorText';
 
 export const EMPTY_GRAPH: GraphSpec = { version: 1, name: 'Untitled', description: '', nodes: [], edges: [] };
+
+/** The question before a template, a saved graph or an import replaces unsaved work: its button
+ * says what it does ("Replace"), whichever of them asked. */
+export function replaceQuestion(t: TFunction): Question {
+  return { title: t('toolbar.replaceTitle'), body: t('toolbar.replaceConfirm'), confirmLabel: t('toolbar.replace') };
+}
 
 interface Options {
   editor: EditorApi;
@@ -51,8 +58,7 @@ export function useGraphDocument({ editor, server, catalog, confirm, fitSoon, vi
 
   /** Whether the canvas may be replaced: at once when nothing on it is unsaved, else after asking (in the page). */
   const mayReplace = useCallback(
-    async (action: string) =>
-      !server.dirty || (await confirm({ title: action, body: t('toolbar.replaceConfirm'), confirmLabel: action })),
+    async () => !server.dirty || (await confirm(replaceQuestion(t))),
     [server.dirty, confirm, t],
   );
 
@@ -62,26 +68,26 @@ export function useGraphDocument({ editor, server, catalog, confirm, fitSoon, vi
    */
   const openTemplate = useCallback(
     async (template: GraphSpec) => {
-      if (!(await mayReplace(t('toolbar.templates')))) return;
+      if (!(await mayReplace())) return;
       const graph = { ...template, nodes: template.nodes.map(({ position: _position, ...node }) => node) };
       loadGraph(graph, { view: viewShape(), step: 'template' });
       detach();
       layoutSoon('template');
     },
-    [mayReplace, t, loadGraph, detach, viewShape, layoutSoon],
+    [mayReplace, loadGraph, detach, viewShape, layoutSoon],
   );
 
   /** Show a graph saved on the server; saving again makes its next version. */
   const openSaved = useCallback(
     async (saved: SavedGraph) => {
-      if (!(await mayReplace(t('toolbar.open')))) return;
+      if (!(await mayReplace())) return;
       const graph = { ...saved.graph, name: saved.name };
       const flow = graphToFlow(graph, catalog);
       loadGraph(graph);
       adopt(saved, graphKey(flowToGraph(flow.nodes, flow.edges, flow.meta)));
       if (graph.nodes.length) fitSoon();
     },
-    [mayReplace, t, catalog, loadGraph, adopt, fitSoon],
+    [mayReplace, catalog, loadGraph, adopt, fitSoon],
   );
 
   const save = useCallback(async () => {
@@ -124,7 +130,7 @@ export function useGraphDocument({ editor, server, catalog, confirm, fitSoon, vi
         notify({ kind: 'error', message: t('io.importFailed', { message: reason }) });
         return;
       }
-      if (!(await mayReplace(t('toolbar.import')))) return;
+      if (!(await mayReplace())) return;
       load(parsed.graph);
       notify({ kind: 'success', message: t('io.imported', { name: parsed.graph.name }) });
     },

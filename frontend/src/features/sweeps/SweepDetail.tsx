@@ -7,6 +7,7 @@ import { pathFor } from '../../app/routes';
 import { errorText } from '../../i18n/errorText';
 import { ConfirmDialog } from '../../ui/ConfirmDialog';
 import { useNotify } from '../../ui/toast';
+import { useCatalog } from '../catalog/CatalogProvider';
 import { canvasHasWork, openGraphInEditor } from '../tasks/openInEditor';
 import { formatDuration } from '../tasks/format';
 import { useNow, usePolling } from '../tasks/usePolling';
@@ -26,6 +27,7 @@ import {
   trialSeconds,
 } from './charts';
 import { EChart } from './echarts';
+import { paramLabeller, sweepParams } from './paramNames';
 import { SweepStatus, trialsDone } from './SweepsPage';
 
 const LIVE_MS = 3000;
@@ -47,15 +49,19 @@ function TrialState({ state }: { state: Trial['state'] }) {
   );
 }
 
-function Charts({ detail }: { detail: SweepDetail }) {
+/** A searched param's name (`node · Param title`) from its `node.param` key. */
+type ParamName = (key: string) => string;
+
+function Charts({ detail, paramName }: { detail: SweepDetail; paramName: ParamName }) {
   const { t } = useTranslation();
   const parallel = useMemo(
     () =>
       parallelOption(detail, {
         objective: detail.objective,
         state: (state) => t(`sweeps.state.${state}`),
+        param: paramName,
       }),
-    [detail, t],
+    [detail, t, paramName],
   );
   const best = useMemo(
     () =>
@@ -67,7 +73,7 @@ function Charts({ detail }: { detail: SweepDetail }) {
       }),
     [detail, t],
   );
-  const importance = useMemo(() => importanceOption(detail.importance), [detail.importance]);
+  const importance = useMemo(() => importanceOption(detail.importance, paramName), [detail.importance, paramName]);
   const lines = detail.trial_list.filter((trial) => trial.value !== null).length;
   const complete = detail.trial_list.filter((trial) => trial.state === 'COMPLETE' && trial.value !== null).length;
   const factors = Object.keys(detail.importance).length;
@@ -114,7 +120,7 @@ function Charts({ detail }: { detail: SweepDetail }) {
   );
 }
 
-function TrialsTable({ detail, now }: { detail: SweepDetail; now: number }) {
+function TrialsTable({ detail, now, paramName }: { detail: SweepDetail; now: number; paramName: ParamName }) {
   const { t } = useTranslation();
   const axes = searchAxes(detail.search);
   const percent = isPercentObjective(detail.objective);
@@ -129,8 +135,8 @@ function TrialsTable({ detail, now }: { detail: SweepDetail; now: number }) {
             </th>
             <th scope="col">{t('sweeps.col.state')}</th>
             {axes.map((axis) => (
-              <th key={axis.key} scope="col" className="num">
-                <code translate="no">{axis.key}</code>
+              <th key={axis.key} scope="col" className="num" title={axis.key} data-param={axis.key}>
+                {paramName(axis.key)}
               </th>
             ))}
             <th scope="col" className="num">
@@ -207,6 +213,11 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
   const now = useNow(1000, running);
   const [busy, setBusy] = useState<string | null>(null);
   const [pending, setPending] = useState<GraphSpec | null>(null);
+  const catalog = useCatalog();
+  const paramName = useMemo(
+    () => (detail ? paramLabeller(sweepParams(detail, catalog.index)) : (key: string) => key),
+    [detail, catalog.index],
+  );
 
   if (!detail) {
     if (polled.error) {
@@ -234,13 +245,16 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
       .catch((reason: unknown) => notify({ kind: 'error', message: t(failure, { message: errorText(reason, t) }) }))
       .finally(() => setBusy(null));
   };
+  // The best graph opens named in the reader's language (the server words its name in English).
+  const bestTrialNumber = shownNumber(detail.best_trial ?? 0);
   const openBest = () =>
     act(
       'open',
       async () => {
-        const graph = await bestGraph(sweepId);
+        const name = t('sweeps.bestGraphName', { sweep: detail.name, number: bestTrialNumber });
+        const graph = { ...(await bestGraph(sweepId)), name };
         if (canvasHasWork()) setPending(graph);
-        else if (!openGraphInEditor(graph, graph.name)) throw new Error(t('tasks.storageFull'));
+        else if (!openGraphInEditor(graph, name)) throw new Error(t('tasks.storageFull'));
       },
       'sweeps.openFailed',
     );
@@ -248,7 +262,7 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
     act(
       'register',
       async () => {
-        const model = await registerBest(sweepId);
+        const model = await registerBest(sweepId, t('sweeps.bestModelName', { sweep: detail.name }));
         notify({ kind: 'success', message: t('sweeps.registered', { name: model.name }) });
       },
       'sweeps.registerFailed',
@@ -312,16 +326,27 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
               </button>
             )
           )}
-          <button
-            type="button"
-            className="btn"
-            onClick={register}
-            disabled={!hasBest || busy !== null}
-            title={hasBest ? undefined : t('sweeps.noBestYet')}
-            data-action="register-best"
-          >
-            {t('sweeps.registerBest')}
-          </button>
+          {detail.best_model_id ? (
+            <Link
+              href={pathFor('models', detail.best_model_id)}
+              className="btn"
+              title={t('sweeps.registeredHelp')}
+              data-action="registered-best"
+            >
+              {t('sweeps.registeredBest')}
+            </Link>
+          ) : (
+            <button
+              type="button"
+              className="btn"
+              onClick={register}
+              disabled={!hasBest || busy !== null}
+              title={hasBest ? undefined : t('sweeps.noBestYet')}
+              data-action="register-best"
+            >
+              {t('sweeps.registerBest')}
+            </button>
+          )}
           <button
             type="button"
             className="btn btn--primary"
@@ -380,8 +405,8 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
           {detail.error}
         </p>
       )}
-      <Charts detail={detail} />
-      <TrialsTable detail={detail} now={now} />
+      <Charts detail={detail} paramName={paramName} />
+      <TrialsTable detail={detail} now={now} paramName={paramName} />
       {pending && (
         <ConfirmDialog
           title={t('sweeps.replaceTitle')}

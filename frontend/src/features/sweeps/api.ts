@@ -45,6 +45,8 @@ export async function bestGraph(sweepId: string): Promise<GraphSpec> {
   return graph as unknown as GraphSpec;
 }
 
-export function registerBest(sweepId: string): Promise<Schemas['SweepBestModel']> {
-  return call(() => api.POST('/api/sweeps/{sweep_id}/register-best', sweepPath(sweepId)));
+/** Name the best trial's model `name` (worded in the reader's language) and record it as the
+ * sweep's best (`best_model_id`). */
+export function registerBest(sweepId: string, name: string): Promise<Schemas['SweepBestModel']> {
+  return call(() => api.POST('/api/sweeps/{sweep_id}/register-best', { ...sweepPath(sweepId), body: { name } }));
 }

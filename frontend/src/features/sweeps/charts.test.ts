@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { SweepDetail, Trial } from './api';
-import { bestSoFar, formatObjective, formatParam, lastValue, parallelOption, searchAxes } from './charts';
+import {
+  bestSoFar,
+  formatObjective,
+  formatParam,
+  importanceOption,
+  lastValue,
+  parallelOption,
+  searchAxes,
+} from './charts';
 
 const trial = (number: number, state: Trial['state'], value: number | null, over: Partial<Trial> = {}): Trial => ({
   number,
@@ -29,10 +37,12 @@ const detail = (trials: Trial[]): SweepDetail => ({
   pruner: 'median',
   seed: 0,
   error: null,
+  best_model_id: null,
   created_at: '2026-01-01T00:00:00',
   finished_at: null,
   counts: {},
   best_value: null,
+  base_graph: { version: 1, name: 'g', nodes: [{ id: 'train', type: 'train.Classifier' }], edges: [] },
   search: {
     train: {
       lr: { type: 'float', low: 1e-4, high: 1e-2, log: true },
@@ -105,5 +115,33 @@ describe('formatting', () => {
     expect(formatObjective(0.1234567, false)).toBe('0.1235');
     expect(formatObjective(null, true)).toBe('—');
     expect(lastValue(trial(0, 'COMPLETE', 0.9))).toBe(0.9);
+  });
+});
+
+describe('param names on the charts', () => {
+  const name = (key: string) => (key === 'train.lr' ? 'train · Learning rate' : key);
+
+  it('names the parallel axes by the labeller, the objective axis by its label', () => {
+    const option = parallelOption(detail([trial(0, 'COMPLETE', 0.7)]), {
+      objective: 'val_accuracy',
+      state: (state) => state,
+      param: name,
+    });
+    expect(option.parallelAxis.map((axis) => axis.name)).toEqual([
+      'train · Learning rate',
+      'train.optimizer',
+      'val_accuracy',
+    ]);
+  });
+
+  it('keeps the keys without a labeller', () => {
+    const option = parallelOption(detail([]), { objective: 'val_accuracy', state: (state) => state });
+    expect(option.parallelAxis.map((axis) => axis.name).slice(0, 2)).toEqual(['train.lr', 'train.optimizer']);
+  });
+
+  it('names the importance bars the same way, the most important on top', () => {
+    const option = importanceOption({ 'train.lr': 0.8, 'train.optimizer': 0.2 }, name);
+    expect(option.yAxis.data).toEqual(['train.optimizer', 'train · Learning rate']);
+    expect(importanceOption({ 'train.lr': 1 }).yAxis.data).toEqual(['train.lr']);
   });
 });

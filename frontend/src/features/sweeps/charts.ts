@@ -80,6 +80,8 @@ export interface ParallelLabels {
   objective: string;
   /** A state's name in the UI's language, for the legend. */
   state: (state: Trial['state']) => string;
+  /** A searched param's name (`node · Param title`) from its `node.param` key; the key itself without. */
+  param?: (key: string) => string;
 }
 
 /** The trials that have an objective value, each a line across the params' axes and the objective. */
@@ -90,7 +92,7 @@ export function parallelOption(detail: SweepDetail, labels: ParallelLabels) {
   const parallelAxis = [
     ...axes.map((axis, dim) => ({
       dim,
-      name: axis.key,
+      name: labels.param ? labels.param(axis.key) : axis.key,
       type: axis.kind === 'category' ? 'category' : axis.log ? 'log' : 'value',
       data: axis.values,
       scale: axis.kind === 'number',
@@ -195,8 +197,8 @@ export function bestSoFarOption(
   };
 }
 
-/** Importance bars, the most important on top. */
-export function importanceOption(importance: Record<string, number>) {
+/** Importance bars, the most important on top, each named by `name` (from its `node.param` key). */
+export function importanceOption(importance: Record<string, number>, name: (key: string) => string = (key) => key) {
   const rows = Object.entries(importance).sort((a, b) => a[1] - b[1]);
   return {
     animation: false,
@@ -207,7 +209,7 @@ export function importanceOption(importance: Record<string, number>) {
       valueFormatter: (v: number) => `${(v * 100).toFixed(1)}%`,
     },
     xAxis: { type: 'value', max: 1, show: false },
-    yAxis: { type: 'category', data: rows.map(([name]) => name), axisLabel: { ...AXIS_LABEL, color: '#344054' } },
+    yAxis: { type: 'category', data: rows.map(([key]) => name(key)), axisLabel: { ...AXIS_LABEL, color: '#344054' } },
     series: [
       {
         type: 'bar',

@@ -1,12 +1,14 @@
 // "Sweep": the last look before a hyper-parameter search of the open graph: its name, the budget
 // (trials), how many train at once, the objective, the sampler and the early stopping of poor
 // trials. The searched params themselves are marked in the property form (SearchControl).
-import { useId, useState, type FormEvent } from 'react';
+import { Fragment, useId, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { GraphSpec } from '../../../api/types';
 import { errorText } from '../../../i18n/errorText';
 import { Modal } from '../../../ui/Modal';
+import { useCatalog } from '../../catalog/CatalogProvider';
 import type { PrunerName, SamplerName, SweepCreate } from '../../sweeps/api';
+import { searchedParams } from '../../sweeps/paramNames';
 
 export type SweepOptions = Omit<SweepCreate, 'graph_id'>;
 
@@ -38,9 +40,8 @@ export function SweepDialog({ graph, objectives, onSubmit, onClose }: Props) {
   const [pruner, setPruner] = useState<PrunerName>('median');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const searched = Object.entries(graph.search ?? {}).flatMap(([node, params]) =>
-    Object.keys(params).map((param) => `${node}.${param}`),
-  );
+  const catalog = useCatalog();
+  const searched = searchedParams(graph.search, graph.nodes, catalog.index);
   const ok = searched.length > 0 && whole(trials, TRIALS) && whole(parallel, PARALLEL);
 
   const submit = (event?: FormEvent) => {
@@ -122,7 +123,14 @@ export function SweepDialog({ graph, objectives, onSubmit, onClose }: Props) {
           {searched.length ? (
             <>
               {t('sweeps.dialog.searched', { count: searched.length })}
-              <code translate="no">{searched.join(', ')}</code>
+              {searched.map((param, index) => (
+                <Fragment key={param.key}>
+                  {index > 0 && t('sweeps.dialog.listSeparator')}
+                  <span className="sweep-form__param" title={param.key} data-param={param.key}>
+                    {param.label}
+                  </span>
+                </Fragment>
+              ))}
             </>
           ) : (
             t('sweeps.dialog.noSearch')

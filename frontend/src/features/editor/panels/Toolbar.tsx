@@ -170,7 +170,7 @@ export const Toolbar = memo(function Toolbar(props: Props) {
         ? t('toolbar.unsaved')
         : t('toolbar.saved', { version: props.savedVersion });
   return (
-    <div className="toolbar" role="toolbar" aria-label={t('toolbar.label')}>
+    <div className={`toolbar${props.onSweep ? ' toolbar--sweep' : ''}`} role="toolbar" aria-label={t('toolbar.label')}>
       <label htmlFor={nameId} className="visually-hidden">
         {t('toolbar.graphName')}
       </label>
@@ -178,6 +178,7 @@ export const Toolbar = memo(function Toolbar(props: Props) {
         id={nameId}
         className="toolbar__name"
         value={props.name}
+        title={props.name}
         maxLength={200}
         onChange={(event) => props.onNameChange(event.target.value)}
       />
