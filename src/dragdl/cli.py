@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -144,6 +145,7 @@ def run(
     progress = RichReporter(console)
     files = RunFiles(out)
     reporter = MultiReporter(progress, files)
+    started = time.perf_counter()
     try:
         result = run_graph(raw, _data_context(data_dir), out, reporter, overrides=overrides, resume=resume)
     except GraphInvalid as exc:
@@ -172,7 +174,7 @@ def run(
     finally:
         files.close()
     progress.close()
-    progress.print_summary(result.status, read_report(result), out)
+    progress.print_summary(result.status, read_report(result), out, time.perf_counter() - started)
 
 
 @app.command("catalog")

@@ -62,6 +62,14 @@ class RichReporter:
             self._metric(event)
         elif isinstance(event, LogEvent) and event.level in ("warning", "error"):
             self.console.print(f"[yellow]{event.level}:[/] {event.message}")
+        elif (
+            isinstance(event, LogEvent)
+            and event.level == "info"
+            and not event.message.startswith("fast path:")
+        ):
+            # What the run does besides its steps (starting workers, resuming, early stopping); the
+            # fast path has its own line under the start line.
+            self.console.print(f"[dim]{event.message}[/]", highlight=False)
         elif isinstance(event, ErrorEvent):
             where = f" at node {event.node_id}" if event.node_id else ""
             self.console.print(f"[red]error{where}:[/] {event.message}")
@@ -71,11 +79,18 @@ class RichReporter:
     def _start(self, event: StartEvent) -> None:
         self.console.print(
             f"training on [bold]{event.device}[/]: {event.train_samples} train / {event.val_samples} val / "
-            f"{event.test_samples} test images, {event.trainable_parameters:,} trainable parameters"
+            f"{event.test_samples} test samples, {event.trainable_parameters:,} trainable parameters"
             + (f", resuming in epoch {event.resumed_from_epoch}" if event.resumed_from_epoch else "")
         )
         if event.fast_path:
             self.console.print(fast_path_line(event.fast_path), highlight=False)
+        if event.workers:
+            nodes = len({worker["node_id"] for worker in event.workers})
+            ranks = ", ".join(
+                f"rank {w['rank']} on {str(w['node_id'])[:8]} ({w['address']}, pid {w['pid']})"
+                for w in event.workers
+            )
+            self.console.print(f"{len(event.workers)} workers on {nodes} node(s): {ranks}", highlight=False)
         self.steps_per_epoch = event.steps_per_epoch
         self.epochs = event.epochs
         self.progress.start()
@@ -96,7 +111,9 @@ class RichReporter:
     def close(self) -> None:
         self.progress.stop()
 
-    def print_summary(self, status: str, report: dict[str, Any], out: Path) -> None:
+    def print_summary(
+        self, status: str, report: dict[str, Any], out: Path, command_s: float | None = None
+    ) -> None:
         test = report.get("test") or {}
         table = Table(title="Result", show_header=False, title_style="bold green")
         table.add_column("metric", style="cyan")
@@ -108,7 +125,10 @@ class RichReporter:
         timings = report.get("timings") or {}
         for key, value in timings.items():
             if isinstance(value, int | float) and key.endswith("_s") and not key.endswith("per_s"):
-                table.add_row(f"{key[:-2].replace('_', ' ')} time", f"{value:.1f} s")
+                name = "training wall" if key == "wall_s" else key[:-2].replace("_", " ")
+                table.add_row(f"{name} time", f"{value:.1f} s")
+        if command_s is not None:  # start-up and the data included (a distributed run's workers too)
+            table.add_row("command time", f"{command_s:.1f} s")
         if isinstance(timings.get("mean_samples_per_s"), int | float):
             unit = "images" if len(report.get("input_shape") or ()) == 3 else "samples"
             table.add_row("training speed", f"{timings['mean_samples_per_s']:.0f} {unit}/s")

@@ -257,6 +257,8 @@ def test_a_two_worker_run_spans_both_nodes_and_survives_a_killed_worker(
     resumed = starts[-1]["resumed_from_epoch"]
     assert resumed is not None and resumed >= 2, starts[-1]
     assert done.attempts == 1  # within the task's attempt: Ray Train's failure budget, not a retry
+    logs = [e.get("message", "") for e in events(sessions, task, "log")]
+    assert any("Ray Train started the workers again (restart 1 of the 3" in m for m in logs), logs
     epochs = [e for e in events(sessions, task, "metric") if e.get("scope") == "epoch"]
     assert sorted({e["epoch"] for e in epochs}) == [1, 2, 3, 4, 5]
 

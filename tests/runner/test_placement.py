@@ -207,7 +207,7 @@ def test_a_distributed_run_needs_room_for_each_worker_on_some_node_not_one_node_
     # Its own process only drives the workers (Ray Train starts them): it holds nothing.
     assert handle.spec.resources == Resources(0, 0)
     started = next(m for m in _messages(sessions, spread) if "starting" in m)
-    assert "workers with room on node(s) node-sma (1 CPUs), node-med (2 CPUs)" in started
+    assert "workers with room on node(s) node-sma (1 CPU), node-med (2 CPUs)" in started
 
     waiting = status_of(sessions, later)
     assert waiting.queued_reason is not None and waiting.queued_reason["code"] == "no_room_for_workers"

@@ -47,6 +47,8 @@ export interface JsonSchema {
   'x-enum-labels'?: string[];
   /** The field applies only while each named param has one of the listed values. */
   'x-show-if'?: Record<string, JsonValue[]>;
+  /** The field applies only while each named param is above the number given. */
+  'x-show-above'?: Record<string, number>;
   /** The field cannot be changed here: it acts as `value`, for `reason`. */
   'x-locked'?: { value: JsonValue; reason: string };
 }

@@ -294,13 +294,20 @@ const en = {
       enum: '{{field}} must be one of the listed choices',
       extra_forbidden: '{{field}} is not a parameter of this node',
       finite_number: '{{field}} must be a finite number',
+      workers_above_batch:
+        '{{field}} must be at most the batch size ({{limit}}): each worker trains on its share of every batch',
+      worker_needs_gpu:
+        '{{field}} must be at least {{limit}} when the device is CUDA: each worker trains on a GPU of its own',
     },
     code: {
       graph_too_large: 'The graph is too large to store: remove nodes or shorten long texts',
       value_too_long: '{{node}} has a text that is too long',
-      resources_over_cap: '{{node}} asks for more CPUs or GPUs than your account may use per task',
-      workers_exceed_cluster: '{{node}} asks for more workers than the nodes of the cluster can hold',
-      resources_exceed_nodes: '{{node}} asks for more CPUs or GPUs than any node of the cluster has',
+      resources_over_cap:
+        '{{node}} · {{field}}: asks for {{requested}} CPUs or GPUs in all, more than the {{cap}} your account may use per task',
+      workers_exceed_cluster:
+        '{{node}} · {{field}}: asks for {{requested}}, but the nodes of the cluster hold at most {{largest}}',
+      resources_exceed_nodes:
+        '{{node}} asks for more CPUs or GPUs ({{requested}}) than any node of the cluster has (at most {{largest}})',
       infrastructure_failed: 'The server had a temporary problem; the task continues from its last checkpoint',
       worker_lost: 'The training process was lost; the task continues from its last checkpoint',
       unknown: '{{node}} has a problem',

@@ -294,13 +294,17 @@ const zh: Messages = {
       enum: '{{field}}必须是列出的选项之一',
       extra_forbidden: '{{field}}不是此节点的参数',
       finite_number: '{{field}}必须是有限的数字',
+      workers_above_batch: '{{field}}不能大于批次大小（{{limit}}）：每个训练进程处理每个批次中的一份',
+      worker_needs_gpu: '设备为 GPU（CUDA）时，{{field}}不能小于 {{limit}}：每个训练进程需要一块自己的 GPU',
     },
     code: {
       graph_too_large: '图太大，无法保存：请删除一些节点或缩短过长的文字',
       value_too_long: '{{node}} 中有一段文字过长',
-      resources_over_cap: '{{node}} 请求的 CPU 或 GPU 数超过了您的账户每个任务的上限',
-      workers_exceed_cluster: '{{node}} 请求的训练进程数超过了集群各节点能容纳的总数',
-      resources_exceed_nodes: '{{node}} 请求的 CPU 或 GPU 数超过了集群中任何一个节点所拥有的',
+      resources_over_cap:
+        '{{node}} · {{field}}：请求的 CPU 或 GPU 共 {{requested}} 个，超过了您的账户每个任务的上限 {{cap}}',
+      workers_exceed_cluster: '{{node}} · {{field}}：请求 {{requested}}，但集群各节点最多只能容纳 {{largest}}',
+      resources_exceed_nodes:
+        '{{node}} 请求的 CPU 或 GPU 数（{{requested}}）超过了集群中任何一个节点所拥有的（最多 {{largest}}）',
       infrastructure_failed: '服务器出现临时问题，任务将从最近的检查点继续',
       worker_lost: '训练进程已丢失，任务将从最近的检查点继续',
       unknown: '{{node}}有问题',

@@ -26,6 +26,7 @@ imports none of it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -42,7 +43,7 @@ from dragdl.engine.errors import EngineError
 from dragdl.engine.train.checkpoint import CheckpointStore, checkpoint_name, load_checkpoint
 from dragdl.engine.train.collective import StopSignal
 from dragdl.engine.train.device import TrainError
-from dragdl.engine.train.events import Event, LogEvent, ProgressEvent
+from dragdl.engine.train.events import Event, LogEvent, ProgressEvent, StartEvent
 from dragdl.engine.train.reporter import NullReporter, Reporter
 from dragdl.engine.train.trainer import TrainResult
 
@@ -90,6 +91,9 @@ def run_distributed(
     from ray.train.torch import TorchConfig, TorchTrainer
     from ray.util.queue import Queue
 
+    # The workers run in Ray's own working directory (on other machines too): paths must be absolute.
+    out_dir = out_dir.resolve()
+    ctx = dataclasses.replace(ctx, data_dir=ctx.data_dir.resolve())
     started_ray = _ensure_ray()
     for name in (STOP_FILE, ERROR_FILE, RESULT_FILE):
         (out_dir / name).unlink(missing_ok=True)
@@ -97,12 +101,12 @@ def run_distributed(
         shutil.rmtree(out_dir / RUN_NAME, ignore_errors=True)
     gpus = config.gpus_per_worker
     events: Any = Queue(actor_options={"num_cpus": 0})
-    relay = _Relay(events, reporter, stop, out_dir / STOP_FILE)
+    relay = _Relay(events, reporter, stop, out_dir / STOP_FILE, config.worker_failures)
     reporter.emit(
         LogEvent(
             "info",
-            f"starting {config.workers} workers on Ray Train ({config.cpus_per_worker:g} CPUs and "
-            f"{gpus:g} GPUs each; gradients averaged with {'NCCL' if gpus > 0 else 'gloo'})",
+            f"starting {config.workers} workers on Ray Train ({_amount(config.cpus_per_worker, 'CPU')} "
+            f"and {_amount(gpus, 'GPU')} each; gradients averaged with {'NCCL' if gpus > 0 else 'gloo'})",
         )
     )
     trainer = TorchTrainer(
@@ -160,6 +164,10 @@ def run_distributed(
     return _result_from_json(result)
 
 
+def _amount(value: float, unit: str) -> str:
+    return f"{value:g} {unit}{'' if value == 1 else 's'}"
+
+
 def _ensure_ray() -> bool:
     """Join the Ray of this process, or start a local one (`dragdl run`); True when started here."""
     import ray
@@ -167,6 +175,9 @@ def _ensure_ray() -> bool:
     if ray.is_initialized():
         return False
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # Ray Train's controller polls the workers this often and each checkpoint report waits for the
+    # next poll: its default of 2 s would cost up to 2 s per epoch (runner/ray_runner.py alike).
+    os.environ.setdefault("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", "0.25")
     address = os.environ.get("RAY_ADDRESS")
     if address:
         ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
@@ -188,11 +199,18 @@ def _ensure_ray() -> bool:
 
 
 class _Relay(threading.Thread):
-    """Passes the main worker's events to the run's reporter, and a stop request to the workers."""
+    """Passes the main worker's events to the run's reporter, and a stop request to the workers.
 
-    def __init__(self, events: Any, reporter: Reporter, stop: StopSignal | None, stop_file: Path) -> None:
+    Every start of the workers begins with a start event: a second one means Ray Train started them
+    again after a failure, which the log says before the run goes on."""
+
+    def __init__(
+        self, events: Any, reporter: Reporter, stop: StopSignal | None, stop_file: Path, budget: int
+    ) -> None:
         super().__init__(name="dragdl-distributed-relay", daemon=True)
         self.events, self.reporter, self.stop, self.stop_file = events, reporter, stop, stop_file
+        self.budget = budget
+        self.starts = 0
         self._done = threading.Event()
 
     def run(self) -> None:
@@ -208,6 +226,15 @@ class _Relay(threading.Thread):
             log.debug("event queue unavailable: %s", exc)
             return
         for event in batch:
+            if isinstance(event, StartEvent):
+                self.starts += 1
+                if self.starts > 1:
+                    restart = self.starts - 1
+                    message = (
+                        f"a worker or its node failed: Ray Train started the workers again (restart "
+                        f"{restart} of the {self.budget} worker_failures allows), from the newest checkpoint"
+                    )
+                    self.reporter.emit(LogEvent("warning", message))
             self.reporter.emit(event)
 
     def finish(self) -> None:
@@ -246,21 +273,21 @@ class RayTrainCheckpoints(CheckpointStore):
     def latest(self) -> tuple[str, dict[str, Any]] | None:
         import ray.train
 
-        checkpoint = ray.train.get_checkpoint()  # registered with Ray Train in this run
-        if checkpoint is not None:
-            with checkpoint.as_directory() as directory:
-                found = sorted(Path(directory).glob("ckpt-*.pt"))
-                if found:
-                    return found[-1].name, load_checkpoint(found[-1])
-        # Ray Train registers a checkpoint when it next hears from the workers: one written just
-        # before a worker died, or by an earlier attempt of the task (a stop, a restarted server),
-        # is only in the folder. Everything there is this run's: a run from scratch empties it.
+        # The run folder first: Ray Train registers a checkpoint only when it next hears from the
+        # workers, so the newest (written just before a worker died) or an earlier attempt's (a stop,
+        # a restarted server) may be there alone. Everything there is this run's: a run from
+        # scratch empties it.
         for path in reversed(sorted(self.folder.glob("ckpt-*/ckpt-*.pt"))):
             try:
                 return path.name, load_checkpoint(path)
             except Exception as exc:  # cut off while being copied there: the one before it
                 log.warning("checkpoint %s cannot be read (%s); trying the one before", path.name, exc)
-        return None
+        checkpoint = ray.train.get_checkpoint()  # storage the workers cannot list (not a shared folder)
+        if checkpoint is None:
+            return None
+        with checkpoint.as_directory() as directory:
+            found = sorted(Path(directory).glob("ckpt-*.pt"))
+            return (found[-1].name, load_checkpoint(found[-1])) if found else None
 
     def save(self, state: dict[str, Any] | None, epoch: int, step: int) -> Path | None:
         import ray.train

@@ -113,7 +113,8 @@ def choose_nodes(
 
 
 def _count(value: float, unit: str) -> str:
-    return f"{value:g} {unit}"
+    """`value` of `unit` ("CPUs", "GPUs", "workers"), singular for exactly one."""
+    return f"{value:g} {unit.removesuffix('s') if value == 1 else unit}"
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def no_nodes_fit_workers(workers: Workers, nodes: list[Node]) -> QueuedReason:
     room = sum(slots(node.total, workers.each) for node in nodes if workers.each.fits_in(node.total))
     message = (
         f"the task needs {workers.count} workers of {each} each; the cluster's {len(nodes)} node(s) "
-        f"hold {room} such workers. It starts when nodes with room join"
+        f"hold {_count(room, 'such workers')}. It starts when nodes with room join"
     )
     details = {
         "cpus": workers.each.cpus,

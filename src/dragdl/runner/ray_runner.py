@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 NAMESPACE = "dragdl"
 WARM_PREFIX = "dragdl-warm-"
+TRAIN_POLL_S = "0.25"
 OBJECT_STORE_BYTES = 256 * 1024**2
 """Tasks pass only small specs through Ray; a small object store leaves the memory to training."""
 
@@ -68,6 +69,10 @@ def ensure_ray(address: str | None, num_cpus: int | None = None) -> bool:
         # so nothing of the embedded Ray listens beyond loopback. Read when ray is imported.
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # Read by Ray Train's controller (a process of the local Ray started here, which inherits it): it
+    # polls a distributed run's workers this often, and each checkpoint report waits for the next
+    # poll; its default of 2 s would cost up to 2 s per epoch. A cluster's nodes set it themselves.
+    os.environ.setdefault("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", TRAIN_POLL_S)
     import ray
 
     if ray.is_initialized():

@@ -565,11 +565,14 @@ class Scheduler(Runner):
         how = " in a warm worker" if warm is not None else ""
         if demand.workers is not None:
             rooms = ", ".join(
-                f"{short_node(node_id)} ({held.cpus:g} CPUs)" for node_id, held in placed.held.items()
+                f"{short_node(node_id)} ({held.cpus:g} CPU{'' if held.cpus == 1 else 's'})"
+                for node_id, held in placed.held.items()
             )
             how += f", its workers with room on node(s) {rooms}"
         message = f"attempt {task.attempts + 1} starting{where}{how}{resumed}"
-        resources = {"cpus": need.cpus, "gpus": need.gpus}
+        # What the task holds in all (a distributed run: its workers), as the task center shows it.
+        total = demand.own + (demand.workers.total if demand.workers else Resources())
+        resources = {"cpus": total.cpus, "gpus": total.gpus}
         worker_ref = start_attempt(db, task, message, warm, resources=resources, worker_node=node.id)
         if worker_ref is None:
             if warm is not None:

@@ -277,7 +277,7 @@ class _Attempt:
                 )
                 final = TaskStatus.SUCCEEDED
             elif status == "stopped":
-                message = "stopped after a checkpoint; retry to resume"
+                message = "stopped after a checkpoint; resume to continue"
                 done = finish(db, task.id, TaskStatus.STOPPED, message, worker_ref=ref)
                 final = TaskStatus.STOPPED
             else:

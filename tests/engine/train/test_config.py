@@ -52,3 +52,25 @@ def test_splits_that_leave_too_little_training_data_name_both_fields() -> None:
 def test_out_of_range_or_unknown_values_are_refused(params: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         TrainConfig(**params)
+
+
+def test_more_workers_than_samples_in_a_batch_are_refused_on_the_workers_field() -> None:
+    from dragdl.engine.nodes.registry import get_node_type
+
+    kind = get_node_type("train.Classifier")
+    assert kind is not None
+    _, errors = kind.parse_params({"batch_size": 64, "workers": 65}, "train")
+    (error,) = errors
+    assert (error.field, error.node_id, error.details["type"]) == ("workers", "train", "workers_above_batch")
+    assert error.details["limit"] == 64
+    assert error.message.startswith("Workers must be at most the batch size (64)")
+    assert TrainConfig(batch_size=64, workers=64).workers == 64
+
+
+def test_cuda_workers_must_each_have_a_gpu() -> None:
+    with pytest.raises(ValidationError) as refused:
+        TrainConfig(device="cuda", workers=2, gpus_per_worker=0)
+    (error,) = refused.value.errors()
+    assert (error["loc"], error["type"]) == (("gpus_per_worker",), "worker_needs_gpu")
+    assert TrainConfig(device="cuda", workers=2, gpus_per_worker=1).gpus_per_worker == 1
+    assert TrainConfig(device="cuda", workers=1).gpus_per_worker == 0  # one process: the node's GPU

@@ -50,11 +50,13 @@ def starts(reporter: ListReporter) -> list[StartEvent]:
     return [e for e in reporter.events if isinstance(e, StartEvent)]
 
 
-def test_two_workers_learn_what_one_process_learns(tmp_path: Path) -> None:
-    ctx = DataContext(tmp_path / "data", allow_download=False)
+def test_two_workers_learn_what_one_process_learns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Relative folders, as `dragdl run --out runs/x` gives: the workers run in Ray's own directory.
+    monkeypatch.chdir(tmp_path)
+    ctx = DataContext(Path("data"), allow_download=False)
     one, two = ListReporter(), ListReporter()
     single = run_graph(digits(1), ctx, tmp_path / "one", one)
-    both = run_graph(digits(2), ctx, tmp_path / "two", two)
+    both = run_graph(digits(2), ctx, Path("two"), two)
     assert single.status == both.status == "succeeded"
 
     (start,) = starts(two)
@@ -71,6 +73,8 @@ def test_two_workers_learn_what_one_process_learns(tmp_path: Path) -> None:
     assert abs(both.test["test_accuracy"] - single.test["test_accuracy"]) <= 0.01
     # The main worker wrote the bundle; the checkpoints went through Ray Train.
     assert (tmp_path / "two" / "model.json").exists() and report(tmp_path / "two")["epochs_completed"] == 3
+    assert both.model_path == tmp_path / "two" / "model.safetensors"
+    assert (tmp_path / "data" / "cache").is_dir()  # the data dir the run was given, not Ray's
     kept = sorted(p.name for p in (tmp_path / "two" / "distributed").glob("ckpt-*"))
     steps = start.steps_per_epoch
     assert kept == [f"ckpt-0002-{steps:07d}", f"ckpt-0003-{steps:07d}"]  # the newest two

@@ -31,6 +31,7 @@ import { fastPathDecided, fastPathLine } from './fastPath';
 import { workersLine, workersSummary } from './workers';
 import './monitor.css';
 import { failureText } from '../tasks/failureText';
+import { queuedText } from '../tasks/queuedText';
 
 const TABS = ['curves', 'results', 'graph', 'config', 'log'] as const;
 type Tab = (typeof TABS)[number];
@@ -238,6 +239,11 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
           t,
           i18n.language,
         ).map((note) => ` · ${note}`)}
+        {status === 'QUEUED' && task.queued_reason && (
+          <span className="monitor__waiting" data-reason={task.queued_reason.code}>
+            {` · ${queuedText(task.queued_reason, t)}`}
+          </span>
+        )}
       </p>
 
       <div className="monitor__progress">

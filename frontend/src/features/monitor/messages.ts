@@ -320,7 +320,7 @@ const zh: Widen<typeof en> = {
       val_samples: '验证样本',
       test_samples: '测试样本',
       fast_path: '计算精度与内存排列',
-      workers: '工作进程',
+      workers: '训练进程',
     },
     fastPath: {
       value: '{{precision}} · {{layout}}',
@@ -336,11 +336,11 @@ const zh: Widen<typeof en> = {
     },
     workers: {
       summary: '{{workers}}，分布在 {{nodes}}上',
-      count_one: '{{count}} 个工作进程',
-      count_other: '{{count}} 个工作进程',
+      count_one: '{{count}} 个训练进程',
+      count_other: '{{count}} 个训练进程',
       nodes_one: '{{count}} 个节点',
       nodes_other: '{{count}} 个节点',
-      line: '第 {{rank}} 号进程：节点 {{node}}（{{address}}），PID {{pid}}，{{device}}',
+      line: '第 {{rank}} 号训练进程：节点 {{node}}（{{address}}），PID {{pid}}，{{device}}',
     },
     logFollowing: '正在跟踪日志…',
     logFinished: '任务已结束；这是完整日志（最多最后 200 KiB）。',

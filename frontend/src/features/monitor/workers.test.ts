@@ -35,8 +35,8 @@ describe('workers summary', () => {
   it('counts the workers and their distinct nodes, in both languages', () => {
     expect(workersSummary(twoNodes, t)).toBe('2 workers on 2 nodes');
     expect(workersSummary(oneNode, t)).toBe('4 workers on 1 node');
-    expect(workersSummary(twoNodes, zh)).toBe('2 个工作进程，分布在 2 个节点上');
-    expect(workersSummary(oneNode, zh)).toBe('4 个工作进程，分布在 1 个节点上');
+    expect(workersSummary(twoNodes, zh)).toBe('2 个训练进程，分布在 2 个节点上');
+    expect(workersSummary(oneNode, zh)).toBe('4 个训练进程，分布在 1 个节点上');
   });
 
   it('shows nothing for a run in one process', () => {
@@ -54,7 +54,7 @@ describe('workers line', () => {
       'rank 0: node 1a2b3c4d (10.0.0.5), pid 1234, cpu\nrank 1: node 9f8e7d6c (10.0.0.6), pid 5678, cpu',
     );
     expect(workersLine(twoNodes, zh)).toBe(
-      '第 0 号进程：节点 1a2b3c4d（10.0.0.5），PID 1234，cpu\n第 1 号进程：节点 9f8e7d6c（10.0.0.6），PID 5678，cpu',
+      '第 0 号训练进程：节点 1a2b3c4d（10.0.0.5），PID 1234，cpu\n第 1 号训练进程：节点 9f8e7d6c（10.0.0.6），PID 5678，cpu',
     );
   });
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic_core import ErrorDetails
 
-_LIMIT_KEYS = ("ge", "gt", "le", "lt", "min_length", "max_length", "expected", "pattern")
+_LIMIT_KEYS = ("ge", "gt", "le", "lt", "min_length", "max_length", "expected", "pattern", "limit")
 
 _TEMPLATES: dict[str, str] = {
     "greater_than_equal": "{title} must be at least {limit}",
@@ -37,6 +37,11 @@ _TEMPLATES: dict[str, str] = {
     "enum": "{title} must be one of {limit}",
     "extra_forbidden": "{title} is not a parameter of this node",
     "finite_number": "{title} must be a finite number",
+    # The train node's own rules (engine/train/config.py):
+    "workers_above_batch": "{title} must be at most the batch size ({limit}): each worker trains on "
+    "its share of every batch",
+    "worker_needs_gpu": "{title} must be at least {limit} when the device is CUDA: each worker trains "
+    "on a GPU of its own",
 }
 """English message per Pydantic error type; the web UI has the same keys in each language."""
 

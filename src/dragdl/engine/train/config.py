@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 Optimizer = Literal["sgd", "adam", "adamw"]
 Schedule = Literal["none", "step", "cosine", "onecycle"]
@@ -144,6 +145,7 @@ class TrainSettings(BaseModel):
         1.0,
         gt=0,
         le=256,
+        json_schema_extra={"x-show-above": {"workers": 1}},
         title="CPUs per worker",
         description="CPU cores each worker of a distributed run (workers above 1) holds.",
     )
@@ -151,6 +153,7 @@ class TrainSettings(BaseModel):
         0.0,
         ge=0,
         le=16,
+        json_schema_extra={"x-show-above": {"workers": 1}},
         title="GPUs per worker",
         description="GPUs each worker of a distributed run holds; above 0 the workers train on CUDA "
         "and exchange gradients with NCCL (gloo on CPUs).",
@@ -159,6 +162,7 @@ class TrainSettings(BaseModel):
         3,
         ge=0,
         le=100,
+        json_schema_extra={"x-show-above": {"workers": 1}},
         title="Worker failures allowed",
         description="Times a distributed run restarts from its last checkpoint when a worker or its "
         "machine dies, before the task fails.",
@@ -191,14 +195,26 @@ class TrainSettings(BaseModel):
             )
         return self
 
-    @model_validator(mode="after")
-    def _every_worker_gets_samples(self) -> TrainSettings:
-        if self.batch_size < self.workers:
-            raise ValueError(
-                f"batch_size ({self.batch_size}) must be at least workers ({self.workers}): every "
-                "worker trains on its share of each batch"
+    @field_validator("workers")
+    @classmethod
+    def _every_worker_gets_samples(cls, workers: int, info: ValidationInfo) -> int:
+        batch_size = info.data.get("batch_size")
+        if isinstance(batch_size, int) and workers > batch_size:
+            raise PydanticCustomError(
+                "workers_above_batch",
+                "workers ({workers}) must be at most the batch size ({limit})",
+                {"workers": workers, "limit": batch_size},
             )
-        return self
+        return workers
+
+    @field_validator("gpus_per_worker")
+    @classmethod
+    def _cuda_workers_have_gpus(cls, gpus: float, info: ValidationInfo) -> float:
+        if gpus <= 0 and info.data.get("device") == "cuda" and info.data.get("workers", 1) > 1:
+            raise PydanticCustomError(
+                "worker_needs_gpu", "each worker needs a GPU when the device is CUDA", {"limit": 1}
+            )
+        return gpus
 
 
 class TrainConfig(TrainSettings):

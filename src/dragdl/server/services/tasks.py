@@ -114,9 +114,9 @@ def _within_caps(
     workers = distributed_workers(graph)
     if workers is not None:
         limits = limits_of(settings, user)
-        for name, unit, asked, cap in (
-            ("cpus_per_worker", "CPUs", workers.total.cpus, limits.max_cpus_per_task),
-            ("gpus_per_worker", "GPUs", workers.total.gpus, limits.max_gpus_per_task),
+        for unit, asked, cap in (
+            ("CPUs", workers.total.cpus, limits.max_cpus_per_task),
+            ("GPUs", workers.total.gpus, limits.max_gpus_per_task),
         ):
             if asked > cap:
                 message = (
@@ -125,7 +125,11 @@ def _within_caps(
                 )
                 details = {"requested": asked, "cap": cap}
                 error = GraphError(
-                    code="resources_over_cap", message=message, node_id=node_id, field=name, details=details
+                    code="resources_over_cap",
+                    message=message,
+                    node_id=node_id,
+                    field="workers",
+                    details=details,
                 )
                 raise GraphRejected("the resources are above your caps", [error])
     return cap_resources(settings, user, resources, node_id)
@@ -187,22 +191,34 @@ def _check_workers_fit(workers: Workers, nodes: list[Node], graph: dict[str, Any
 
     if can_ever_hold_workers(workers, nodes):
         return
-    room = sum(slots(n.total, workers.each) for n in nodes if workers.each.fits_in(n.total))
     node = _train_node(graph)
-    raise GraphRejected(
-        "the cluster cannot hold the run's workers",
-        [
-            GraphError(
-                code="workers_exceed_cluster",
-                message=f"the run asks for {workers.count} workers of {workers.each.cpus:g} CPUs and "
-                f"{workers.each.gpus:g} GPUs each, but the cluster's nodes hold at most {room} such "
-                f"workers: ask for fewer workers or less per worker",
-                node_id=str(node["id"]) if node else None,
-                field="workers",
-                details={"requested": workers.count, "largest": room},
-            )
-        ],
+    node_id = str(node["id"]) if node else None
+    room = sum(slots(n.total, workers.each) for n in nodes if workers.each.fits_in(n.total))
+    if room == 0:  # not even one worker fits a node: name the resource no node has enough of
+        sizes = [
+            ("cpus", "CPUs", workers.each.cpus, max((n.total.cpus for n in nodes), default=0.0)),
+            ("gpus", "GPUs", workers.each.gpus, max((n.total.gpus for n in nodes), default=0.0)),
+        ]
+        short = [size for size in sizes if size[2] > size[3]]
+        name, unit, asked, most = short[0] if short else sizes[0]
+        message = (
+            f"each worker asks for {asked:g} {unit}, but the most on one node of the cluster is {most:g}"
+            if short
+            else f"each worker asks for {workers.each.cpus:g} CPUs and {workers.each.gpus:g} GPUs, "
+            "but no node of the cluster has both"
+        )
+        field, details = f"{name}_per_worker", {"requested": asked, "largest": most}
+    else:
+        message = (
+            f"the run asks for {workers.count} workers, but the cluster's nodes hold at most {room} "
+            f"of {workers.each.cpus:g} CPU(s) and {workers.each.gpus:g} GPU(s) each: ask for fewer "
+            "workers or less per worker"
+        )
+        field, details = "workers", {"requested": float(workers.count), "largest": float(room)}
+    error = GraphError(
+        code="workers_exceed_cluster", message=message, node_id=node_id, field=field, details=details
     )
+    raise GraphRejected("the cluster cannot hold the run's workers", [error])
 
 
 def _queue(

@@ -16,6 +16,8 @@ const TRAIN: JsonSchema = {
     momentum: { default: 0.9, title: '动量', type: 'number', 'x-show-if': { optimizer: ['sgd'] } },
     early_stopping: { default: false, title: '提前停止', type: 'boolean' },
     patience: { default: 5, title: '耐心（轮）', type: 'integer', 'x-show-if': { early_stopping: [true] } },
+    workers: { default: 1, title: '训练进程数', type: 'integer' },
+    cpus_per_worker: { default: 1, title: '每个进程的 CPU 数', type: 'number', 'x-show-above': { workers: 1 } },
     download: {
       default: true,
       title: '下载',
@@ -36,6 +38,12 @@ describe('conditional fields', () => {
     expect(visible({})).not.toContain('momentum');
     expect(visible({ optimizer: 'adamw' })).not.toContain('momentum');
     expect(visible({ optimizer: 'sgd' })).toContain('momentum');
+  });
+
+  it('show the per-worker settings only for more than one worker', () => {
+    expect(visible({})).not.toContain('cpus_per_worker');
+    expect(visible({ workers: 1 })).not.toContain('cpus_per_worker');
+    expect(visible({ workers: 2 })).toContain('cpus_per_worker');
   });
 
   it('show Patience only with early stopping on', () => {

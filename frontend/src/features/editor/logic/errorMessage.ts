@@ -30,6 +30,9 @@ export function errorText(error: GraphError, t: TFunction, names: ErrorNames, la
     limit: details.limit === undefined ? '' : String(details.limit),
     classes: details.classes === undefined ? '' : String(details.classes),
     shape: typeof details.shape === 'string' ? details.shape.replace(/x/g, '×') : '',
+    requested: details.requested === undefined ? '' : String(details.requested),
+    largest: details.largest === undefined || details.largest === null ? '' : String(details.largest),
+    cap: details.cap === undefined ? '' : String(details.cap),
   };
   if (language === 'en') return error.message;
   if (error.code === 'param_invalid' && typeof details.type === 'string') {

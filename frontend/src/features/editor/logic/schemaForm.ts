@@ -28,6 +28,8 @@ export interface FieldSpec {
   optionLabels?: string[];
   /** Shown only while these params have one of the listed values (`x-show-if`). */
   showIf?: Record<string, JsonValue[]>;
+  /** Shown only while these params are above the numbers given (`x-show-above`). */
+  showAbove?: Record<string, number>;
   /** Fixed at `value` here, for `reason` (`x-locked`): shown disabled, with the reason. */
   locked?: { value: JsonValue; reason: string };
   /** Whole numbers only: integer fields, the number of a choice-or-number, items of a number list. */
@@ -126,6 +128,7 @@ export function fieldFromSchema(name: string, property: JsonSchema, root: JsonSc
     required,
     default: schema.default,
     ...(schema['x-show-if'] ? { showIf: schema['x-show-if'] } : {}),
+    ...(schema['x-show-above'] ? { showAbove: schema['x-show-above'] } : {}),
     ...(schema['x-locked'] ? { locked: schema['x-locked'] } : {}),
   };
   let nullable = false;
@@ -170,14 +173,21 @@ export function fieldsFromSchema(schema: JsonSchema): FieldSpec[] {
   );
 }
 
-/** Whether a field applies to these params: every `showIf` param holds one of its listed values. */
+/** Whether a field applies to these params: every `showIf` param holds one of its listed values,
+ * and every `showAbove` param is above its number. */
 export function fieldApplies(field: FieldSpec, fields: readonly FieldSpec[], params: JsonObject): boolean {
-  if (!field.showIf) return true;
-  return Object.entries(field.showIf).every(([name, allowed]) => {
+  const valueOf = (name: string) => {
     const other = fields.find((candidate) => candidate.name === name);
-    const value = other ? effectiveValue(other, params) : params[name];
-    return allowed.some((choice) => choice === value);
+    return other ? effectiveValue(other, params) : params[name];
+  };
+  const listed = Object.entries(field.showIf ?? {}).every(([name, allowed]) =>
+    allowed.some((choice) => choice === valueOf(name)),
+  );
+  const above = Object.entries(field.showAbove ?? {}).every(([name, limit]) => {
+    const value = valueOf(name);
+    return typeof value === 'number' && value > limit;
   });
+  return listed && above;
 }
 
 /** The label of an option: the catalog's label for it, else the value itself. */
