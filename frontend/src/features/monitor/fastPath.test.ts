@@ -1,15 +1,6 @@
-import i18next, { type TFunction } from 'i18next';
 import { describe, expect, it } from 'vitest';
+import { t, zh } from './testI18n';
 import { fastPathDecided, fastPathLine } from './fastPath';
-import { monitorMessages } from './messages';
-
-const i18n = i18next.createInstance();
-await i18n.init({
-  resources: { en: { translation: monitorMessages.en }, zh: { translation: monitorMessages.zh } },
-  lng: 'en',
-  interpolation: { escapeValue: false },
-});
-const t = i18n.t.bind(i18n) as TFunction;
 
 const measured = {
   precision: 'bf16',
@@ -22,9 +13,7 @@ const measured = {
 describe('fast path line', () => {
   it('says what was measured, in both languages', () => {
     expect(fastPathLine(measured, t)).toBe('bf16 · channels last (measured: 2.05× the fp32 speed)');
-    expect(fastPathLine(measured, i18n.getFixedT('zh') as TFunction)).toBe(
-      'bf16 · 通道在后（实测：fp32 速度的 2.05 倍）',
-    );
+    expect(fastPathLine(measured, zh)).toBe('bf16 · 通道在后（实测：fp32 速度的 2.05 倍）');
   });
 
   it('tells a kept choice and an unmeasured one apart', () => {
@@ -34,9 +23,7 @@ describe('fast path line', () => {
     expect(fastPathLine(small, t)).toBe('fp32 · contiguous');
     const tiny = { ...small, reason: 'a small run (83.8 billion operations): too short for measuring to pay' };
     expect(fastPathLine(tiny, t)).toBe('fp32 · contiguous (not measured: the run is too small to gain from it)');
-    expect(fastPathLine(tiny, i18n.getFixedT('zh') as TFunction)).toBe(
-      'fp32 · 默认排列（未实测：训练量太小，实测不划算）',
-    );
+    expect(fastPathLine(tiny, zh)).toBe('fp32 · 默认排列（未实测：训练量太小，实测不划算）');
     const table = { ...small, reason: 'no convolution over images and no native bf16: nothing to measure' };
     expect(fastPathLine(table, t)).toBe('fp32 · contiguous (nothing to measure for this network)');
     expect(fastPathLine({ ...measured, speedup: 1, measurements: [{}, {}] }, t)).toBe(

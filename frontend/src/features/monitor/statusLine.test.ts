@@ -1,15 +1,6 @@
-import i18next, { type TFunction } from 'i18next';
 import { describe, expect, it } from 'vitest';
-import { monitorMessages } from './messages';
+import { t } from './testI18n';
 import { statusNotes } from './statusLine';
-
-const i18n = i18next.createInstance();
-await i18n.init({
-  resources: { en: { translation: monitorMessages.en }, zh: { translation: monitorMessages.zh } },
-  lng: 'en',
-  interpolation: { escapeValue: false },
-});
-const t = i18n.t.bind(i18n) as TFunction;
 
 describe('monitor status line', () => {
   it('follows the training instead of the note of how it began', () => {

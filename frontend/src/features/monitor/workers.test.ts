@@ -1,16 +1,6 @@
-import i18next, { type TFunction } from 'i18next';
 import { describe, expect, it } from 'vitest';
-import { monitorMessages } from './messages';
+import { t, zh } from './testI18n';
 import { workersLine, workersOf, workersSummary } from './workers';
-
-const i18n = i18next.createInstance();
-await i18n.init({
-  resources: { en: { translation: monitorMessages.en }, zh: { translation: monitorMessages.zh } },
-  lng: 'en',
-  interpolation: { escapeValue: false },
-});
-const t = i18n.t.bind(i18n) as TFunction;
-const zh = i18n.getFixedT('zh') as TFunction;
 
 const worker = (rank: number, node_id: string, address: string, pid: number) => ({
   rank,
