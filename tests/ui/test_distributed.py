@@ -44,7 +44,7 @@ def test_two_workers_set_on_the_train_node_are_listed_on_the_monitor(page: Any, 
     expect(page.locator(".monitor__meta")).to_contain_text("2 workers on 1 node")
     page.screenshot(path=artifacts / "distributed-monitor.png")
 
-    page.get_by_role("tab", name="Config").click()
+    page.get_by_role("tab", name="Settings").click()
     listed = page.locator('[data-fact="workers"]')
     expect(listed).to_contain_text("rank 0: node")
     expect(listed).to_contain_text("rank 1: node")

@@ -35,7 +35,7 @@ PROPER_NAMES = {
     # the product, libraries and formats
     "DragDL", "PyTorch", "ONNX", "Runtime", "Web", "TorchScript", "CSV", "JSON", "PNG", "JPEG", "BMP",
     "GIF", "WebP", "TIFF", "NumPy", "npy", "zip", "safetensors", "timm", "torchvision", "ImageNet",
-    "Quick", "Draw", "Google", "MNIST", "Fashion", "CIFAR",
+    "Quick", "Draw", "Google", "MNIST", "Fashion", "CIFAR", "Ray", "NCCL", "gloo",
     # layer, optimizer and model names
     "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "Dropout",
     "ReLU", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "Linear", "SGD", "Adam", "AdamW", "AMP",

@@ -27,7 +27,8 @@ import {
   trialSeconds,
 } from './charts';
 import { EChart } from './echarts';
-import { paramLabeller, sweepParams } from './paramNames';
+import { ParamNameText } from './ParamNameText';
+import { type ParamName, paramLabeller, sweepParams } from './paramNames';
 import { SweepStatus, trialsDone } from './SweepsPage';
 
 const LIVE_MS = 3000;
@@ -50,9 +51,9 @@ function TrialState({ state }: { state: Trial['state'] }) {
 }
 
 /** A searched param's name (`node · Param title`) from its `node.param` key. */
-type ParamName = (key: string) => string;
+type Labeller = (key: string) => string;
 
-function Charts({ detail, paramName }: { detail: SweepDetail; paramName: ParamName }) {
+function Charts({ detail, paramName }: { detail: SweepDetail; paramName: Labeller }) {
   const { t } = useTranslation();
   const parallel = useMemo(
     () =>
@@ -120,7 +121,7 @@ function Charts({ detail, paramName }: { detail: SweepDetail; paramName: ParamNa
   );
 }
 
-function TrialsTable({ detail, now, paramName }: { detail: SweepDetail; now: number; paramName: ParamName }) {
+function TrialsTable({ detail, now, names }: { detail: SweepDetail; now: number; names: readonly ParamName[] }) {
   const { t } = useTranslation();
   const axes = searchAxes(detail.search);
   const percent = isPercentObjective(detail.objective);
@@ -134,11 +135,14 @@ function TrialsTable({ detail, now, paramName }: { detail: SweepDetail; now: num
               {t('sweeps.col.number')}
             </th>
             <th scope="col">{t('sweeps.col.state')}</th>
-            {axes.map((axis) => (
-              <th key={axis.key} scope="col" className="num" title={axis.key} data-param={axis.key}>
-                {paramName(axis.key)}
-              </th>
-            ))}
+            {axes.map((axis) => {
+              const name = names.find((candidate) => candidate.key === axis.key);
+              return (
+                <th key={axis.key} scope="col" className="num" data-param={axis.key}>
+                  {name ? <ParamNameText name={name} /> : <span translate="no">{axis.key}</span>}
+                </th>
+              );
+            })}
             <th scope="col" className="num">
               {t('sweeps.col.last')}
             </th>
@@ -214,10 +218,8 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [pending, setPending] = useState<GraphSpec | null>(null);
   const catalog = useCatalog();
-  const paramName = useMemo(
-    () => (detail ? paramLabeller(sweepParams(detail, catalog.index)) : (key: string) => key),
-    [detail, catalog.index],
-  );
+  const names = useMemo(() => (detail ? sweepParams(detail, catalog.index) : []), [detail, catalog.index]);
+  const paramName = useMemo(() => paramLabeller(names), [names]);
 
   if (!detail) {
     if (polled.error) {
@@ -406,7 +408,7 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
         </p>
       )}
       <Charts detail={detail} paramName={paramName} />
-      <TrialsTable detail={detail} now={now} paramName={paramName} />
+      <TrialsTable detail={detail} now={now} names={names} />
       {pending && (
         <ConfirmDialog
           title={t('sweeps.replaceTitle')}

@@ -65,9 +65,9 @@ describe('searchedParams', () => {
       fit: { lr: { type: 'float', low: 1e-5, high: 1e-3 } },
     };
     expect(searchedParams(search, NODES, ZH)).toEqual([
-      { key: 'train.lr', label: 'train · 学习率' },
-      { key: 'train.optimizer', label: 'train · 优化器' },
-      { key: 'fit.lr', label: 'Fine-tune · 学习率' },
+      { key: 'train.lr', label: 'train · 学习率', node: 'train', title: '学习率' },
+      { key: 'train.optimizer', label: 'train · 优化器', node: 'train', title: '优化器' },
+      { key: 'fit.lr', label: 'Fine-tune · 学习率', node: 'Fine-tune', title: '学习率' },
     ]);
     expect(searchedParams(undefined, NODES, EN)).toEqual([]);
   });
@@ -85,8 +85,8 @@ describe('sweepParams', () => {
   it("names the sweep's params from the nodes of the graph it swept", () => {
     const base_graph = { version: 1, name: 'g', nodes: NODES, edges: [], search };
     expect(sweepParams({ search, base_graph }, ZH)).toEqual([
-      { key: 'fit.lr', label: 'Fine-tune · 学习率' },
-      { key: 'train.optimizer', label: 'train · 优化器' },
+      { key: 'fit.lr', label: 'Fine-tune · 学习率', node: 'Fine-tune', title: '学习率' },
+      { key: 'train.optimizer', label: 'train · 优化器', node: 'train', title: '优化器' },
     ]);
   });
 

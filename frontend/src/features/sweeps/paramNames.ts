@@ -15,6 +15,10 @@ export interface ParamName {
   key: string;
   /** `node · Param title`. */
   label: string;
+  /** The node's display name (else its id): an identifier, never translated. */
+  node: string;
+  /** The param's title in the catalog's language. */
+  title: string;
 }
 
 /** A param's title in its node type's params schema (as the property form shows it); else its name. */
@@ -32,8 +36,18 @@ export function paramLabel(
   nodes: readonly NamedNode[] | null | undefined,
   catalog: CatalogIndex,
 ): string {
+  const { node, title } = paramParts(nodeId, param, nodes, catalog);
+  return `${node} · ${title}`;
+}
+
+function paramParts(
+  nodeId: string,
+  param: string,
+  nodes: readonly NamedNode[] | null | undefined,
+  catalog: CatalogIndex,
+): { node: string; title: string } {
   const node = nodes?.find((candidate) => candidate.id === nodeId);
-  return `${node?.label || nodeId} · ${paramTitle(catalog, node?.type, param)}`;
+  return { node: node?.label || nodeId, title: paramTitle(catalog, node?.type, param) };
 }
 
 /** The params of a search section, in its order, each with its key and its label. */
@@ -43,10 +57,10 @@ export function searchedParams(
   catalog: CatalogIndex,
 ): ParamName[] {
   return Object.entries(search ?? {}).flatMap(([nodeId, params]) =>
-    Object.keys(params).map((param) => ({
-      key: `${nodeId}.${param}`,
-      label: paramLabel(nodeId, param, nodes, catalog),
-    })),
+    Object.keys(params).map((param) => {
+      const parts = paramParts(nodeId, param, nodes, catalog);
+      return { key: `${nodeId}.${param}`, label: `${parts.node} · ${parts.title}`, ...parts };
+    }),
   );
 }
 

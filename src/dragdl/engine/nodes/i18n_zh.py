@@ -430,7 +430,7 @@ ZH: dict[str, str] = {
     "Workers": "训练进程数",
     "Processes that train the network together, possibly on several machines: each takes its share of every batch and their gradients are averaged (data-parallel on Ray Train), so the run learns as one process with the same batch size would. 1 trains in one process.": (
         "共同训练网络的进程数，可分布在多台机器上：每个进程处理每个批次中属于自己的一份，"
-        "梯度取平均（基于 Ray Train 的数据并行），因此与同样批次大小的单进程训练学到的相同。1 表示单进程训练。"
+        "梯度取平均（基于 Ray 的数据并行），因此与同样批次大小的单进程训练学到的相同。1 表示单进程训练。"
     ),
     "CPUs per worker": "每个进程的 CPU 数",
     "CPU cores each worker of a distributed run (workers above 1) holds.": "分布式训练（进程数大于 1）中每个进程占用的 CPU 核数。",

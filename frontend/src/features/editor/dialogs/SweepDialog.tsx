@@ -8,6 +8,7 @@ import { errorText } from '../../../i18n/errorText';
 import { Modal } from '../../../ui/Modal';
 import { useCatalog } from '../../catalog/CatalogProvider';
 import type { PrunerName, SamplerName, SweepCreate } from '../../sweeps/api';
+import { ParamNameText } from '../../sweeps/ParamNameText';
 import { searchedParams } from '../../sweeps/paramNames';
 
 export type SweepOptions = Omit<SweepCreate, 'graph_id'>;
@@ -126,8 +127,8 @@ export function SweepDialog({ graph, objectives, onSubmit, onClose }: Props) {
               {searched.map((param, index) => (
                 <Fragment key={param.key}>
                   {index > 0 && t('sweeps.dialog.listSeparator')}
-                  <span className="sweep-form__param" title={param.key} data-param={param.key}>
-                    {param.label}
+                  <span className="sweep-form__param" data-param={param.key}>
+                    <ParamNameText name={param} />
                   </span>
                 </Fragment>
               ))}
