@@ -182,7 +182,7 @@ def test_resources_above_the_users_caps_are_refused_on_the_train_node(
     wide = user_client.post("/api/tasks", json={"graph": workers})
     assert wide.status_code == 422, wide.text
     (problem,) = wide.json()["detail"]["errors"]
-    assert problem["code"] == "resources_over_cap" and problem["field"] == "cpus_per_worker"
+    assert problem["code"] == "resources_over_cap" and problem["field"] == "workers"
     assert "3 workers ask for 3 CPUs in all" in problem["message"]
 
     auto = user_client.post("/api/tasks", json={"graph": GRAPH, "resources": {"cpus": 2}})

@@ -5939,6 +5939,15 @@ export interface operations {
                     "application/json": components["schemas"]["SweepBestModel"];
                 };
             };
+            /** @description The request cannot be used: a body that cannot be parsed, or unusable data. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
             /** @description Not signed in: log in, or send 'Authorization: Bearer <API token>'. */
             401: {
                 headers: {

@@ -99,7 +99,9 @@ def best_graph(sweep_id: SweepId, user: CurrentUser, db: SessionDep) -> dict[str
     return service.best_graph(db, service.get_sweep(db, user, sweep_id))
 
 
-@router.post("/{sweep_id}/register-best", operation_id="registerSweepBest", responses=_NOT_FOUND)
+@router.post(
+    "/{sweep_id}/register-best", operation_id="registerSweepBest", responses=error_responses(400, 404)
+)
 def register_best(
     sweep_id: SweepId, user: CurrentUser, db: SessionDep, body: SweepRegisterBest | None = None
 ) -> SweepBestModel:
