@@ -199,17 +199,20 @@ def test_a_task_on_a_lost_node_resumes_from_its_checkpoint_when_a_node_that_hold
     assert row(sessions, task).worker_node == doomed.node_id
 
     cluster.remove_node(doomed, allow_graceful=False)
-    # The only node left (the head, 1 CPU) cannot hold it: back in the queue, saying so.
+    # The only node left (the head, 1 CPU) cannot hold it: back in the queue, saying so. The node's
+    # loss is seen within seconds; in some runs under pytest's output capture Ray does not report
+    # the worker's end, and the heartbeat timeout (60 s here) re-queues it instead.
     requeued = wait_row(
         sessions,
         task,
         lambda t: t.status == TaskStatus.QUEUED and t.queued_reason is not None,
         "the task to be re-queued after its node was lost",
-        60,
+        150,
     )
     assert requeued.queued_reason is not None and requeued.queued_reason["code"] == "no_node_fits"
     assert requeued.resume and requeued.max_attempts == 4  # the lost node did not use up a retry
-    assert any("left the cluster" in e.get("message", "") for e in events(sessions, task, "status"))
+    said = [e.get("message", "") for e in events(sessions, task, "status")]
+    assert any("left the cluster" in m or "was lost while it ran" in m for m in said), said
 
     replacement = add_node(cluster, cpus=2)
     done = wait_final(sessions, task)
