@@ -26,7 +26,7 @@ from dragdl.engine.train.events import (
     StartEvent,
     StatusEvent,
 )
-from dragdl.engine.train.reporter import JsonlReporter, summarize_epoch
+from dragdl.engine.train.reporter import JsonlReporter, summarize_epoch, workers_line
 
 
 class RichReporter:
@@ -85,12 +85,7 @@ class RichReporter:
         if event.fast_path:
             self.console.print(fast_path_line(event.fast_path), highlight=False)
         if event.workers:
-            nodes = len({worker["node_id"] for worker in event.workers})
-            ranks = ", ".join(
-                f"rank {w['rank']} on {str(w['node_id'])[:8]} ({w['address']}, pid {w['pid']})"
-                for w in event.workers
-            )
-            self.console.print(f"{len(event.workers)} workers on {nodes} node(s): {ranks}", highlight=False)
+            self.console.print(workers_line(event.workers), highlight=False)
         self.steps_per_epoch = event.steps_per_epoch
         self.epochs = event.epochs
         self.progress.start()

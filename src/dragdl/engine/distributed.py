@@ -43,6 +43,7 @@ from dragdl.engine.errors import EngineError
 from dragdl.engine.train.checkpoint import CheckpointStore, checkpoint_name, load_checkpoint
 from dragdl.engine.train.collective import StopSignal
 from dragdl.engine.train.device import TrainError
+from dragdl.engine.train.evaluate import write_json
 from dragdl.engine.train.events import Event, LogEvent, ProgressEvent, StartEvent
 from dragdl.engine.train.reporter import NullReporter, Reporter
 from dragdl.engine.train.trainer import TrainResult
@@ -354,7 +355,7 @@ def _worker(settings: dict[str, Any]) -> None:
         if reporter is not None:
             reporter.flush()
     if group.main:
-        _write_json(out_dir / RESULT_FILE, _result_to_json(result))
+        write_json(out_dir / RESULT_FILE, _result_to_json(result))
 
 
 def _this_node() -> dict[str, str]:
@@ -392,12 +393,6 @@ def _result_from_json(data: dict[str, Any]) -> TrainResult:
         report_path=None if data["report_path"] is None else Path(data["report_path"]),
         model_path=None if data["model_path"] is None else Path(data["model_path"]),
     )
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _write_json_once(path: Path, data: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ import json
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from dragdl.engine.train.events import (
     ArtifactEvent,
@@ -139,18 +139,23 @@ class TrainingLog:
             ),
         ]
         if event.workers:
-            nodes = len({w["node_id"] for w in event.workers})
-            where = ", ".join(
-                f"rank {w['rank']} on node {str(w['node_id'])[:8]} "
-                f"({w['address']}, pid {w['pid']}, {w['device']})"
-                for w in event.workers
-            )
-            lines.append(("info", f"{len(event.workers)} workers on {nodes} node(s): {where}"))
+            lines.append(("info", workers_line(event.workers)))
         if event.resumed_from_epoch is not None:
             step = event.resumed_from_step or 0
             where = f"after step {step}/{event.steps_per_epoch}" if step else "from its start"
             lines.append(("info", f"resuming epoch {event.resumed_from_epoch} {where}"))
         return lines
+
+
+def workers_line(workers: list[dict[str, Any]]) -> str:
+    """A distributed run's workers (the start event's `workers`) in one line: how many, on how many
+    nodes, and each one's rank, node, address, process and device."""
+    nodes = len({w["node_id"] for w in workers})
+    where = ", ".join(
+        f"rank {w['rank']} on node {str(w['node_id'])[:8]} ({w['address']}, pid {w['pid']}, {w['device']})"
+        for w in workers
+    )
+    return f"{len(workers)} workers on {nodes} node(s): {where}"
 
 
 class LogFileReporter:
