@@ -180,8 +180,8 @@ class Worker:
     def __init__(self, database_url: str, data_dir: Path, task_id: str) -> None:
         from dragdl.runner.reporter import DBReporter
         from dragdl.runner.transitions import start_attempt
-        from dragdl.server.db.models import Task
-        from dragdl.server.db.session import make_engine, make_session_factory
+        from dragdl.db.models import Task
+        from dragdl.db.session import make_engine, make_session_factory
 
         self.engine = make_engine(database_url)
         self.sessions = make_session_factory(self.engine)
@@ -196,7 +196,7 @@ class Worker:
     def run(self, events: int, rate: float) -> None:
         from dragdl.engine.train.events import LogEvent, MetricEvent
         from dragdl.runner.transitions import finish
-        from dragdl.server.db.models import TaskStatus
+        from dragdl.db.models import TaskStatus
 
         started = time.monotonic()
         for index in range(events):
@@ -215,7 +215,7 @@ class Worker:
     def event_ids(self) -> list[int]:
         from sqlalchemy import select
 
-        from dragdl.server.db.models import TaskEvent
+        from dragdl.db.models import TaskEvent
 
         with self.sessions() as db:
             query = select(TaskEvent.id).where(TaskEvent.task_id == self.task_id).order_by(TaskEvent.id)

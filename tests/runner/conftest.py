@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.runner.base import WorkerConfig
-from dragdl.server.db.migrate import upgrade_database
-from dragdl.server.db.models import Task, TaskStatus, User
-from dragdl.server.db.session import make_engine, make_session_factory
+from dragdl.db.migrate import upgrade_database
+from dragdl.db.models import Task, TaskStatus, User
+from dragdl.db.session import make_engine, make_session_factory
 
 from .support import digits_graph
 

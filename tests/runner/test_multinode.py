@@ -22,7 +22,7 @@ from dragdl.engine.data.base import DataContext
 from dragdl.runner.base import WorkerConfig
 from dragdl.runner.ray_runner import RayBackend
 from dragdl.runner.scheduler import Scheduler
-from dragdl.server.db.models import Task, TaskEvent, TaskStatus
+from dragdl.db.models import Task, TaskEvent, TaskStatus
 
 from .conftest import MakeTask
 from .support import descendants, digits_graph, slow_graph, wait_for
@@ -273,7 +273,7 @@ def test_a_sweeps_parallel_trials_run_on_both_nodes_at_once(
     make_user: Any,
 ) -> None:
     from dragdl.runner.sweep_driver import SweepDriver
-    from dragdl.server.db.models import Sweep, SweepStatus, SweepTrial
+    from dragdl.db.models import Sweep, SweepStatus, SweepTrial
 
     second = add_node(cluster, cpus=1)
     graph = slow_graph(epochs=2, batch_size=8)

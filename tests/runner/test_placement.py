@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.runner.base import Resources, WorkerConfig
 from dragdl.runner.placement import Node, choose_node
-from dragdl.server.db.models import TaskStatus
+from dragdl.db.models import TaskStatus
 
 from .conftest import MakeTask
 from .test_scheduler import FakeBackend, end_by_worker, scheduler, status_of, statuses
@@ -61,7 +61,7 @@ def test_each_task_goes_to_a_node_with_room_and_the_tightest_fit_first(
 def _messages(sessions: sessionmaker[Session], task: Any) -> list[str]:
     from sqlalchemy import select
 
-    from dragdl.server.db.models import TaskEvent
+    from dragdl.db.models import TaskEvent
 
     with sessions() as db:
         rows = db.scalars(select(TaskEvent).where(TaskEvent.task_id == task.id, TaskEvent.kind == "status"))

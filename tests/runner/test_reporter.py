@@ -19,8 +19,8 @@ from dragdl.engine.train.events import (
 )
 from dragdl.runner.base import WorkerConfig
 from dragdl.runner.reporter import DBReporter, merge_best
-from dragdl.server.db.models import Task, TaskEvent, TaskStatus
-from dragdl.server.db.session import make_engine, make_session_factory
+from dragdl.db.models import Task, TaskEvent, TaskStatus
+from dragdl.db.session import make_engine, make_session_factory
 
 from .conftest import MakeTask
 from .support import sqlite_write_lock

@@ -15,7 +15,7 @@ from dragdl.runner.base import LaunchSpec, Outcome, Resources, WorkerConfig
 from dragdl.runner.placement import Node
 from dragdl.runner.scheduler import Scheduler
 from dragdl.runner.transitions import finish
-from dragdl.server.db.models import Task, TaskEvent, TaskStatus, User, utcnow
+from dragdl.db.models import Task, TaskEvent, TaskStatus, User, utcnow
 
 from .conftest import MakeTask
 

@@ -17,7 +17,7 @@ from dragdl.engine.graph.errors import GraphError, GraphInvalid
 from dragdl.runner.base import LaunchSpec, Resources, WorkerConfig
 from dragdl.runner.transitions import start_attempt
 from dragdl.runner.worker import SUPERSEDED, describe_error, execute_attempt
-from dragdl.server.db.models import Model, Task, TaskEvent, TaskStatus
+from dragdl.db.models import Model, Task, TaskEvent, TaskStatus
 
 from ..graphs import chain
 from .conftest import MakeTask

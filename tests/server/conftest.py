@@ -44,7 +44,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.server import auth
 from dragdl.server.app import create_app
-from dragdl.server.db.models import Base
+from dragdl.db.models import Base
 from dragdl.server.settings import Settings
 
 PASSWORD = "correct horse battery"

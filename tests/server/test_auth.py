@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.server.app import create_app
 from dragdl.server.auth import SESSION_COOKIE
-from dragdl.server.db.models import ApiToken, LoginSession, User, utcnow
+from dragdl.db.models import ApiToken, LoginSession, User, utcnow
 from dragdl.server.settings import Settings
 
 from .conftest import CSRF_HEADERS, PASSWORD, MakeClient

@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.runner.worker import model_fields
 from dragdl.server.app import create_app
-from dragdl.server.db.models import Model, Sweep, SweepStatus, SweepTrial, Task
+from dragdl.db.models import Model, Sweep, SweepStatus, SweepTrial, Task
 from dragdl.server.settings import Settings
 
 from ..graphs import chain

@@ -73,7 +73,7 @@ def test_serve_keeps_the_data_dir_private(tmp_path: Path) -> None:
 
 
 def test_the_sqlite_file_is_private_whatever_the_umask(tmp_path: Path) -> None:
-    from dragdl.server.db.session import make_engine
+    from dragdl.db.session import make_engine
 
     previous = os.umask(0o022)
     try:

@@ -15,7 +15,7 @@ from PIL import Image
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Dataset, Task, TaskStatus, User
+from dragdl.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services import datasets as service
 from dragdl.server.settings import Settings
 

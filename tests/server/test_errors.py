@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from dragdl.engine.graph.errors import GraphError
-from dragdl.server.errors import hide_server_paths, public_graph_errors
+from dragdl.paths import hide_server_paths
+from dragdl.server.errors import public_graph_errors
 
 DATA = Path("/srv/dragdl-data")
 

@@ -28,7 +28,7 @@ from dragdl.runner.reporter import DBReporter
 from dragdl.runner.transitions import finish, start_attempt
 from dragdl.server import app as app_module
 from dragdl.server.app import create_app
-from dragdl.server.db.models import Task, TaskEvent, TaskStatus
+from dragdl.db.models import Task, TaskEvent, TaskStatus
 from dragdl.server.services.event_hub import EventHub
 from dragdl.server.settings import Settings
 

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Dataset, Task, TaskStatus, User
+from dragdl.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services.data_context import check_graph_policy, data_context_for
 from dragdl.server.settings import Settings
 

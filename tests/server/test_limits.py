@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Dataset
+from dragdl.db.models import Dataset
 from dragdl.server.settings import Settings
 
 from ..graphs import chain

@@ -1,6 +1,6 @@
 """Alembic migrations: `upgrade head` builds exactly the schema of `db/models.py`, on both databases.
 
-When this fails after a change to `models.py`, add a migration (see `dragdl.server.db.migrate`).
+When this fails after a change to `models.py`, add a migration (see `dragdl.db.migrate`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from sqlalchemy import Column, MetaData, String, func, insert, inspect, select, 
 from sqlalchemy.orm import Session
 
 from dragdl.runner.transitions import add_event
-from dragdl.server.db.migrate import INITIAL_REVISION, alembic_config, current_revision, upgrade_database
-from dragdl.server.db.models import Base, Task, TaskEvent, TaskStatus, User
-from dragdl.server.db.session import make_engine, make_session_factory
+from dragdl.db.migrate import INITIAL_REVISION, alembic_config, current_revision, upgrade_database
+from dragdl.db.models import Base, Task, TaskEvent, TaskStatus, User
+from dragdl.db.session import make_engine, make_session_factory
 
 from .conftest import PostgresDatabases
 

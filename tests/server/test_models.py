@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Model
+from dragdl.db.models import Model
 from dragdl.server.services import prediction
 from dragdl.server.services.prediction import PredictionService
 from dragdl.server.settings import Settings

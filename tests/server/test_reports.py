@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Model, Task, TaskStatus
+from dragdl.db.models import Model, Task, TaskStatus
 from dragdl.server.settings import Settings
 
 from ..graphs import chain

@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from dragdl.server.db.models import Model
+from dragdl.db.models import Model
 from dragdl.server.request_limits import MAX_PREDICT_BODY_BYTES
 from dragdl.server.services.models import BUNDLE_FILES
 from dragdl.server.settings import Settings

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from dragdl.runner.worker import model_fields
-from dragdl.server.db.models import Model
+from dragdl.db.models import Model
 from dragdl.server.settings import Settings
 
 from ..graphs import chain

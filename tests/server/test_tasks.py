@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from dragdl.server.db.models import Task, TaskEvent, TaskStatus
+from dragdl.db.models import Task, TaskEvent, TaskStatus
 from dragdl.server.settings import Settings
 
 from ..runner.support import (

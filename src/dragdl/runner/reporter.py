@@ -53,8 +53,8 @@ from dragdl.engine.train.events import (
 from dragdl.engine.train.reporter import Reporter
 from dragdl.runner.failures import backoff_delays, is_transient_db_error, retry_db
 from dragdl.runner.transitions import add_event, heartbeat
-from dragdl.server.db.models import TaskEvent
-from dragdl.server.errors import hide_server_paths
+from dragdl.db.models import TaskEvent
+from dragdl.paths import hide_server_paths
 
 if TYPE_CHECKING:
     from dragdl.engine.tasks.base import TaskKind

@@ -60,7 +60,7 @@ from dragdl.runner.transitions import (
     retry_or_fail,
     start_attempt,
 )
-from dragdl.server.db.models import Task, TaskStatus, User
+from dragdl.db.models import Task, TaskStatus, User
 
 if TYPE_CHECKING:
     from dragdl.engine.data.base import DataContext

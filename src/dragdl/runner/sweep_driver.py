@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS
 from dragdl.runner.failures import is_transient_db_error
 from dragdl.runner.transitions import add_event, finish, guarded_update
-from dragdl.server.db.models import Sweep, SweepStatus, SweepTrial, Task, TaskEvent, TaskStatus, utcnow
+from dragdl.db.models import Sweep, SweepStatus, SweepTrial, Task, TaskEvent, TaskStatus, utcnow
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, CursorResult, func, update
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Model, Task, TaskEvent, TaskStatus, utcnow
+from dragdl.db.models import Model, Task, TaskEvent, TaskStatus, utcnow
 
 FINAL_STATUSES = (TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.STOPPED)
 

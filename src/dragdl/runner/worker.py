@@ -36,9 +36,9 @@ from dragdl.runner.folder import FolderGuard
 from dragdl.runner.reporter import DBReporter, PathHidingReporter
 from dragdl.runner.suspend import suspend_requested
 from dragdl.runner.transitions import add_event, finish, heartbeat, requeue, retry_or_fail
-from dragdl.server.db.models import Model, Task, TaskStatus, User
-from dragdl.server.db.session import make_engine, make_session_factory
-from dragdl.server.errors import hide_server_paths
+from dragdl.db.models import Model, Task, TaskStatus, User
+from dragdl.db.session import make_engine, make_session_factory
+from dragdl.paths import hide_server_paths
 
 if TYPE_CHECKING:
     from dragdl.engine.tasks.base import TaskKind

@@ -29,7 +29,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import ApiToken, LoginSession, User, utcnow
+from dragdl.db.models import ApiToken, LoginSession, User, utcnow
 from dragdl.server.settings import LOOPBACK_HOSTS, Settings
 
 SINGLE_USER = "local"

@@ -9,7 +9,7 @@ from fastapi import Depends, HTTPException, Request, status
 from sqlalchemy.orm import Session
 
 from dragdl.server.auth import authenticate
-from dragdl.server.db.models import User
+from dragdl.db.models import User
 from dragdl.server.settings import Settings
 
 # Dependencies that do no I/O are `async def`: FastAPI runs a plain `def` dependency in its thread pool,

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from dragdl.engine.graph.errors import GraphError
+from dragdl.paths import hide_in, hide_server_paths
 
 Responses = dict[int | str, dict[str, Any]]
 
@@ -95,44 +96,6 @@ async def request_validation_error(request: Request, exc: Exception) -> JSONResp
     return JSONResponse(status_code=422, content={"detail": jsonable_encoder(errors)})
 
 
-# An absolute or home-relative path: not the tail of a URL or of a relative path, nor a division in a
-# formula ("x/255"), and ending before quotes, brackets and separators.
-_SERVER_PATH = re.compile(r"(?<![\w.:/~\\)\]-])~?/[\w.~-][^\s'\"`,;()<>\[\]{}]*")
-_TRAILING = ".:"
-"""Sentence punctuation after a path ("Looked in: /a/b.pth.") is not part of it."""
-
-
-def hide_server_paths(text: str, data_dir: Path) -> str:
-    """`text` as a user who is not an administrator may see it: paths inside the data dir relative
-    to it (`datasets/<id>/data/cat/1.png`, `cache/weights`), any other server path replaced by
-    "a server file". Engine messages name absolute paths (caches, other users' files, the layout of
-    the machine); what the user may act on is inside their data."""
-    roots = [data_dir, data_dir.resolve()]
-
-    def rewrite(match: re.Match[str]) -> str:
-        raw = match.group(0)
-        stripped = raw.rstrip(_TRAILING)
-        trail = raw[len(stripped) :]
-        path = Path(stripped).expanduser()
-        for root in roots:
-            if path.is_relative_to(root):
-                inside = path.relative_to(root).as_posix()
-                return ("the data folder" if inside == "." else inside) + trail
-        return "a server file" + trail
-
-    return _SERVER_PATH.sub(rewrite, text)
-
-
-def _hide_in(value: Any, data_dir: Path) -> Any:
-    if isinstance(value, str):
-        return hide_server_paths(value, data_dir)
-    if isinstance(value, dict):
-        return {key: _hide_in(item, data_dir) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_hide_in(item, data_dir) for item in value]
-    return value
-
-
 def public_graph_errors(errors: list[GraphError], data_dir: Path, is_admin: bool) -> list[GraphError]:
     """Graph errors as the caller may see them: administrators get them as they are, other users
     without server paths (`hide_server_paths`), in the message and the details alike."""
@@ -142,7 +105,7 @@ def public_graph_errors(errors: list[GraphError], data_dir: Path, is_admin: bool
         error.model_copy(
             update={
                 "message": hide_server_paths(error.message, data_dir),
-                "details": _hide_in(error.details, data_dir),
+                "details": hide_in(error.details, data_dir),
             }
         )
         for error in errors

@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
 from dragdl.server.auth import SESSION_COOKIE, authenticate
-from dragdl.server.db.models import User
+from dragdl.db.models import User
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import SIGNED_IN_ERRORS, error_responses
 from dragdl.server.schemas.auth import ApiTokenCreate, ApiTokenCreated, ApiTokenPublic, SessionPublic

@@ -6,7 +6,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
-from dragdl.server.db.models import Dataset, new_id
+from dragdl.db.models import Dataset, new_id
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import error_responses
 from dragdl.server.schemas.datasets import (

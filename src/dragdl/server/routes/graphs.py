@@ -8,8 +8,8 @@ from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
 from fastapi.responses import JSONResponse
 
 from dragdl.engine.payloads import ValidationResult
-from dragdl.server.db.models import Graph as GraphRow
-from dragdl.server.db.models import GraphVersion, User
+from dragdl.db.models import Graph as GraphRow
+from dragdl.db.models import GraphVersion, User
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import error_responses
 from dragdl.server.schemas.graphs import (

@@ -9,7 +9,7 @@ from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from dragdl.server.auth import authenticate
-from dragdl.server.db.models import Task, TaskStatus
+from dragdl.db.models import Task, TaskStatus
 from dragdl.server.deps import CurrentUser, RunnerDep, SessionDep, SettingsDep
 from dragdl.server.errors import Responses, error_responses
 from dragdl.server.schemas.graphs import GRAPH_REJECTED

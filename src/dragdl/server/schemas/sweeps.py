@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from dragdl.server.db.models import SweepStatus, TaskStatus
+from dragdl.db.models import SweepStatus, TaskStatus
 from dragdl.server.schemas.tasks import TaskResources
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, true
 
-from dragdl.server.db.models import User
+from dragdl.db.models import User
 
 
 def reachable_by(owner_column: Any, user: User) -> ColumnElement[bool]:

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.spec import Graph
-from dragdl.server.db.models import Dataset, User
+from dragdl.db.models import Dataset, User
 from dragdl.server.settings import Settings
 
 if TYPE_CHECKING:  # the engine's data module imports torch: only at call time

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Dataset, Task, TaskStatus, User
+from dragdl.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services.access import reachable_by
 from dragdl.server.services.limits import check_dataset_room, lock_user
 from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size

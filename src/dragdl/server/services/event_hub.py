@@ -31,7 +31,7 @@ from typing import TypeVar
 import anyio
 from sqlalchemy.orm import Session, sessionmaker
 
-from dragdl.server.db.models import TaskEvent, TaskStatus
+from dragdl.db.models import TaskEvent, TaskStatus
 from dragdl.server.services import tasks as service
 
 log = logging.getLogger(__name__)

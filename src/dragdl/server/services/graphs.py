@@ -20,8 +20,8 @@ from sqlalchemy.orm import Session
 from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.payloads import ValidationResult
-from dragdl.server.db.models import Graph as GraphRow
-from dragdl.server.db.models import GraphVersion, User, utcnow
+from dragdl.db.models import Graph as GraphRow
+from dragdl.db.models import GraphVersion, User, utcnow
 from dragdl.server.errors import public_graph_errors
 from dragdl.server.services.access import reachable_by
 from dragdl.server.services.data_context import check_graph_policy, data_context_for

@@ -25,7 +25,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from dragdl.engine.graph.errors import GraphError
-from dragdl.server.db.models import Dataset, Model, Task, User
+from dragdl.db.models import Dataset, Model, Task, User
 from dragdl.server.services.graphs import GraphRejected
 from dragdl.server.services.uploads import UploadError, tree_size
 from dragdl.server.settings import Settings

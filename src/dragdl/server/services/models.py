@@ -20,7 +20,7 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dragdl.server.db.models import Model, Sweep, SweepTrial, User
+from dragdl.db.models import Model, Sweep, SweepTrial, User
 from dragdl.server.services.access import reachable_by
 from dragdl.server.settings import Settings
 

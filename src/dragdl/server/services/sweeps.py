@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.engine.graph.errors import GraphError
 from dragdl.runner.base import Runner
-from dragdl.server.db.models import Model, Sweep, SweepStatus, SweepTrial, Task, TaskStatus, User, utcnow
+from dragdl.db.models import Model, Sweep, SweepStatus, SweepTrial, Task, TaskStatus, User, utcnow
 from dragdl.server.schemas.sweeps import SweepCreate, SweepDetail, SweepSummary, TrialPublic
 from dragdl.server.services import tasks as task_service
 from dragdl.server.services.graphs import GraphRejected

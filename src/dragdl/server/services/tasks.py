@@ -21,7 +21,7 @@ from dragdl.runner.demand import distributed_workers, needed, train_device
 from dragdl.runner.placement import Node, Workers
 from dragdl.runner.scheduler import Scheduler
 from dragdl.runner.transitions import add_event, finish, guarded_update
-from dragdl.server.db.models import Model, Task, TaskEvent, TaskStatus, User
+from dragdl.db.models import Model, Task, TaskEvent, TaskStatus, User
 from dragdl.server.errors import public_graph_errors
 from dragdl.server.schemas.tasks import TaskCreate, TaskLog, TaskResources, TaskSort
 from dragdl.server.services import graphs as graph_service

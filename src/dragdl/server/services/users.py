@@ -16,7 +16,7 @@ from dragdl.server.auth import (
     session_expiry,
     verify_password,
 )
-from dragdl.server.db.models import ApiToken, LoginSession, User, utcnow
+from dragdl.db.models import ApiToken, LoginSession, User, utcnow
 from dragdl.server.schemas.auth import ApiTokenCreate
 from dragdl.server.schemas.users import UserCreate, UserUpdate
 from dragdl.server.services.access import reachable_by

@@ -1,6 +1,6 @@
-"""Alembic environment: runs on the connection `dragdl.server.db.migrate` hands over.
+"""Alembic environment: runs on the connection `dragdl.db.migrate` hands over.
 
-For `alembic revision --autogenerate` during development, see `dragdl.server.db.migrate.make_revision`.
+For `alembic revision --autogenerate` during development, see `dragdl.db.migrate.make_revision`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
-from dragdl.server.db.models import Base
+from dragdl.db.models import Base
 
 config = context.config
 target_metadata = Base.metadata
@@ -29,5 +29,5 @@ if context.is_offline_mode():
     raise RuntimeError("offline (--sql) migrations are not supported; run them against a database")
 connection = config.attributes.get("connection")
 if connection is None:
-    raise RuntimeError("run migrations through dragdl.server.db.migrate, which passes the connection")
+    raise RuntimeError("run migrations through dragdl.db.migrate, which passes the connection")
 run(connection)

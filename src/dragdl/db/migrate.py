@@ -1,9 +1,9 @@
 """Bring the database schema up to date on start-up (Alembic, configured in code: no alembic.ini).
 
-The migrations ship inside the package (`dragdl/server/db/migrations`). To add one after changing
+The migrations ship inside the package (`dragdl/db/migrations`). To add one after changing
 `models.py`, generate it against a database at the current head and review it:
 
-    python -c "from dragdl.server.db.migrate import make_revision; make_revision('sqlite:///tmp.db', 'msg')"
+    python -c "from dragdl.db.migrate import make_revision; make_revision('sqlite:///tmp.db', 'msg')"
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, inspect, text
 
-from dragdl.server.db.session import make_engine
+from dragdl.db.session import make_engine
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 INITIAL_REVISION = "0001"
