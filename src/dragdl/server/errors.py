@@ -9,7 +9,6 @@ server to it.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
