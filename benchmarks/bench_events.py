@@ -178,10 +178,10 @@ class Worker:
     """Writes the task's events as its worker would: `DBReporter`, guarded by the attempt's worker_ref."""
 
     def __init__(self, database_url: str, data_dir: Path, task_id: str) -> None:
-        from dragdl.runner.reporter import DBReporter
-        from dragdl.runner.transitions import start_attempt
         from dragdl.db.models import Task
         from dragdl.db.session import make_engine, make_session_factory
+        from dragdl.runner.reporter import DBReporter
+        from dragdl.runner.transitions import start_attempt
 
         self.engine = make_engine(database_url)
         self.sessions = make_session_factory(self.engine)
@@ -194,9 +194,9 @@ class Worker:
         self.reporter = DBReporter(self.sessions, task_id, ref, data_dir, min_interval_s=0)
 
     def run(self, events: int, rate: float) -> None:
+        from dragdl.db.models import TaskStatus
         from dragdl.engine.train.events import LogEvent, MetricEvent
         from dragdl.runner.transitions import finish
-        from dragdl.db.models import TaskStatus
 
         started = time.monotonic()
         for index in range(events):

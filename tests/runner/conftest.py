@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from dragdl.runner.base import WorkerConfig
 from dragdl.db.migrate import upgrade_database
 from dragdl.db.models import Task, TaskStatus, User
 from dragdl.db.session import make_engine, make_session_factory
+from dragdl.runner.base import WorkerConfig
 
 from .support import digits_graph
 

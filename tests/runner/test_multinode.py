@@ -18,11 +18,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Task, TaskEvent, TaskStatus
 from dragdl.engine.data.base import DataContext
 from dragdl.runner.base import WorkerConfig
 from dragdl.runner.ray_runner import RayBackend
 from dragdl.runner.scheduler import Scheduler
-from dragdl.db.models import Task, TaskEvent, TaskStatus
 
 from .conftest import MakeTask
 from .support import descendants, digits_graph, slow_graph, wait_for
@@ -272,8 +272,8 @@ def test_a_sweeps_parallel_trials_run_on_both_nodes_at_once(
     sessions: sessionmaker[Session],
     make_user: Any,
 ) -> None:
-    from dragdl.runner.sweep_driver import SweepDriver
     from dragdl.db.models import Sweep, SweepStatus, SweepTrial
+    from dragdl.runner.sweep_driver import SweepDriver
 
     second = add_node(cluster, cpus=1)
     graph = slow_graph(epochs=2, batch_size=8)

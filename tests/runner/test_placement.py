@@ -8,9 +8,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import TaskStatus
 from dragdl.runner.base import Resources, WorkerConfig
 from dragdl.runner.placement import Node, choose_node
-from dragdl.db.models import TaskStatus
 
 from .conftest import MakeTask
 from .test_scheduler import FakeBackend, end_by_worker, scheduler, status_of, statuses

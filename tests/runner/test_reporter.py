@@ -9,6 +9,8 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Task, TaskEvent, TaskStatus
+from dragdl.db.session import make_engine, make_session_factory
 from dragdl.engine.train.events import (
     ErrorEvent,
     LogEvent,
@@ -19,8 +21,6 @@ from dragdl.engine.train.events import (
 )
 from dragdl.runner.base import WorkerConfig
 from dragdl.runner.reporter import DBReporter, merge_best
-from dragdl.db.models import Task, TaskEvent, TaskStatus
-from dragdl.db.session import make_engine, make_session_factory
 
 from .conftest import MakeTask
 from .support import sqlite_write_lock

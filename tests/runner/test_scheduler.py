@@ -10,12 +10,12 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Task, TaskEvent, TaskStatus, User, utcnow
 from dragdl.engine.data.base import DataContext
 from dragdl.runner.base import LaunchSpec, Outcome, Resources, WorkerConfig
 from dragdl.runner.placement import Node
 from dragdl.runner.scheduler import Scheduler
 from dragdl.runner.transitions import finish
-from dragdl.db.models import Task, TaskEvent, TaskStatus, User, utcnow
 
 from .conftest import MakeTask
 

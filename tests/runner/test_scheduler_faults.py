@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from dragdl.runner.base import WorkerConfig
-from dragdl.runner.suspend import suspend_requested
 from dragdl.db.models import TaskStatus, utcnow
 from dragdl.db.session import make_engine, make_session_factory
+from dragdl.runner.base import WorkerConfig
+from dragdl.runner.suspend import suspend_requested
 
 from .conftest import MakeTask
 from .support import sqlite_write_lock, wait_for

@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Task, TaskEvent, TaskStatus
 from dragdl.engine.data.base import DataContext
 from dragdl.runner.base import Resources, WorkerConfig
 from dragdl.runner.ray_runner import NAMESPACE, WARM_PREFIX, RayBackend
 from dragdl.runner.scheduler import Scheduler
-from dragdl.db.models import Task, TaskEvent, TaskStatus
 
 from .conftest import MakeTask
 from .support import digits_graph, kill_task_workers, start_shared_ray, wait_for

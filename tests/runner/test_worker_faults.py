@@ -14,10 +14,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Task, TaskEvent, TaskStatus
 from dragdl.runner.base import WorkerConfig
 from dragdl.runner.failures import classify
 from dragdl.runner.suspend import request_suspend
-from dragdl.db.models import Task, TaskEvent, TaskStatus
 
 from .conftest import MakeTask
 from .support import digits_graph, sqlite_write_lock, wait_for

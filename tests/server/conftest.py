@@ -42,9 +42,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from dragdl.db.models import Base
 from dragdl.server import auth
 from dragdl.server.app import create_app
-from dragdl.db.models import Base
 from dragdl.server.settings import Settings
 
 PASSWORD = "correct horse battery"

@@ -12,9 +12,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from dragdl.db.models import ApiToken, LoginSession, User, utcnow
 from dragdl.server.app import create_app
 from dragdl.server.auth import SESSION_COOKIE
-from dragdl.db.models import ApiToken, LoginSession, User, utcnow
 from dragdl.server.settings import Settings
 
 from .conftest import CSRF_HEADERS, PASSWORD, MakeClient

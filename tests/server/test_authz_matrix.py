@@ -28,9 +28,9 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy.orm import Session
 
+from dragdl.db.models import Model, Sweep, SweepStatus, SweepTrial, Task
 from dragdl.runner.worker import model_fields
 from dragdl.server.app import create_app
-from dragdl.db.models import Model, Sweep, SweepStatus, SweepTrial, Task
 from dragdl.server.settings import Settings
 
 from ..graphs import chain

@@ -23,12 +23,12 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Task, TaskEvent, TaskStatus
 from dragdl.engine.train.events import LogEvent
 from dragdl.runner.reporter import DBReporter
 from dragdl.runner.transitions import finish, start_attempt
 from dragdl.server import app as app_module
 from dragdl.server.app import create_app
-from dragdl.db.models import Task, TaskEvent, TaskStatus
 from dragdl.server.services.event_hub import EventHub
 from dragdl.server.settings import Settings
 

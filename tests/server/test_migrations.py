@@ -17,10 +17,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Column, MetaData, String, func, insert, inspect, select, text
 from sqlalchemy.orm import Session
 
-from dragdl.runner.transitions import add_event
 from dragdl.db.migrate import INITIAL_REVISION, alembic_config, current_revision, upgrade_database
 from dragdl.db.models import Base, Task, TaskEvent, TaskStatus, User
 from dragdl.db.session import make_engine, make_session_factory
+from dragdl.runner.transitions import add_event
 
 from .conftest import PostgresDatabases
 

@@ -53,10 +53,10 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from dragdl.db.models import Model, User
 from dragdl.runner.worker import model_fields
 from dragdl.server import app as app_module
 from dragdl.server.app import create_app
-from dragdl.db.models import Model, User
 from dragdl.server.errors import ErrorMessage, RequestProblems
 from dragdl.server.openapi import openapi_schema
 from dragdl.server.schemas.graphs import GraphRejection

@@ -17,8 +17,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from dragdl.runner.worker import model_fields
 from dragdl.db.models import Model
+from dragdl.runner.worker import model_fields
 from dragdl.server.settings import Settings
 
 from ..graphs import chain

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import TaskEvent
 from dragdl.engine.train.events import (
     ArtifactEvent,
     ErrorEvent,
@@ -51,10 +52,9 @@ from dragdl.engine.train.events import (
     StatusEvent,
 )
 from dragdl.engine.train.reporter import Reporter
+from dragdl.paths import hide_server_paths
 from dragdl.runner.failures import backoff_delays, is_transient_db_error, retry_db
 from dragdl.runner.transitions import add_event, heartbeat
-from dragdl.db.models import TaskEvent
-from dragdl.paths import hide_server_paths
 
 if TYPE_CHECKING:
     from dragdl.engine.tasks.base import TaskKind

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Task, TaskStatus, User
 from dragdl.runner.base import Backend, LaunchSpec, Outcome, Resources, Runner, WorkerConfig
 from dragdl.runner.demand import Demand, Placed, demand_of
 from dragdl.runner.failures import backoff_delays, is_transient_db_error
@@ -60,7 +61,6 @@ from dragdl.runner.transitions import (
     retry_or_fail,
     start_attempt,
 )
-from dragdl.db.models import Task, TaskStatus, User
 
 if TYPE_CHECKING:
     from dragdl.engine.data.base import DataContext

@@ -10,10 +10,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 
 from dragdl import __version__
-from dragdl.paths import make_private_dir
-from dragdl.runner.sweep_driver import SweepDriver
 from dragdl.db.migrate import upgrade_database
 from dragdl.db.session import make_engine, make_session_factory
+from dragdl.paths import make_private_dir
+from dragdl.runner.sweep_driver import SweepDriver
 from dragdl.server.errors import SIGNED_IN_ERRORS, request_validation_error
 from dragdl.server.frontend import add_security_headers, serve_frontend
 from dragdl.server.request_limits import BodyLimitMiddleware, upload_limits

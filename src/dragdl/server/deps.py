@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from fastapi import Depends, HTTPException, Request, status
 from sqlalchemy.orm import Session
 
-from dragdl.server.auth import authenticate
 from dragdl.db.models import User
+from dragdl.server.auth import authenticate
 from dragdl.server.settings import Settings
 
 # Dependencies that do no I/O are `async def`: FastAPI runs a plain `def` dependency in its thread pool,

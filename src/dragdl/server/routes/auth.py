@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
-from dragdl.server.auth import SESSION_COOKIE, authenticate
 from dragdl.db.models import User
+from dragdl.server.auth import SESSION_COOKIE, authenticate
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import SIGNED_IN_ERRORS, error_responses
 from dragdl.server.schemas.auth import ApiTokenCreate, ApiTokenCreated, ApiTokenPublic, SessionPublic

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, HTTPException, Path, Query, Request, status
 from fastapi.responses import JSONResponse
 
-from dragdl.engine.payloads import ValidationResult
 from dragdl.db.models import Graph as GraphRow
 from dragdl.db.models import GraphVersion, User
+from dragdl.engine.payloads import ValidationResult
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import error_responses
 from dragdl.server.schemas.graphs import (

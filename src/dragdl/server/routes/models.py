@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from dragdl.server.auth import authenticate
 from dragdl.db.models import Model
+from dragdl.server.auth import authenticate
 from dragdl.server.deps import CurrentUser, SessionDep, SettingsDep
 from dragdl.server.errors import UNPROCESSABLE, error_responses
 from dragdl.server.request_limits import MAX_PREDICT_BODY_BYTES

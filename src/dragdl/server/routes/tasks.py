@@ -8,8 +8,8 @@ from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Resp
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from dragdl.server.auth import authenticate
 from dragdl.db.models import Task, TaskStatus
+from dragdl.server.auth import authenticate
 from dragdl.server.deps import CurrentUser, RunnerDep, SessionDep, SettingsDep
 from dragdl.server.errors import Responses, error_responses
 from dragdl.server.schemas.graphs import GRAPH_REJECTED

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS
 from dragdl.db.models import TaskStatus
+from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS
 
 
 class TaskResources(BaseModel):

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from dragdl.db.models import Dataset, User
 from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.spec import Graph
-from dragdl.db.models import Dataset, User
 from dragdl.server.settings import Settings
 
 if TYPE_CHECKING:  # the engine's data module imports torch: only at call time

@@ -24,8 +24,8 @@ from fastapi import HTTPException, status
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from dragdl.engine.graph.errors import GraphError
 from dragdl.db.models import Dataset, Model, Task, User
+from dragdl.engine.graph.errors import GraphError
 from dragdl.server.services.graphs import GraphRejected
 from dragdl.server.services.uploads import UploadError, tree_size
 from dragdl.server.settings import Settings

@@ -6,6 +6,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from dragdl.db.models import ApiToken, LoginSession, User, utcnow
 from dragdl.server.auth import (
     TOKEN_PREFIX,
     UNUSABLE_PASSWORD,
@@ -16,7 +17,6 @@ from dragdl.server.auth import (
     session_expiry,
     verify_password,
 )
-from dragdl.db.models import ApiToken, LoginSession, User, utcnow
 from dragdl.server.schemas.auth import ApiTokenCreate
 from dragdl.server.schemas.users import UserCreate, UserUpdate
 from dragdl.server.services.access import reachable_by
