@@ -1,12 +1,22 @@
-"""A migrated SQLite database with users and tasks, for the runner's tests (no server, no Ray)."""
+"""A migrated database with users and tasks, for the runner's tests (no server, no Ray).
+
+SQLite unless a test asks for both databases with
+`@pytest.mark.parametrize("config", ["sqlite", "postgresql"], indirect=True)`: PostgreSQL is
+`$DRAGDL_TEST_POSTGRES_URL` (default: the local server), one throw-away database per test, skipped
+with the reason when it cannot be reached.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.db.migrate import upgrade_database
@@ -19,11 +29,41 @@ from .support import digits_graph
 MakeTask = Callable[..., Task]
 
 
+POSTGRES_URL = os.environ.get("DRAGDL_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[str]:
+    """A new empty PostgreSQL database for one test, dropped afterwards."""
+    server = make_url(POSTGRES_URL)
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    name = f"dragdl_runner_{os.getpid()}_{secrets.token_hex(4)}"
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # any driver or network error means: no PostgreSQL here
+        admin.dispose()
+        pytest.skip(f"PostgreSQL not reachable at {POSTGRES_URL}: {exc}")
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
 @pytest.fixture
-def config(tmp_path: Path) -> WorkerConfig:
+def config(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[WorkerConfig]:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    return WorkerConfig(database_url=f"sqlite:///{tmp_path / 'runner.db'}", data_dir=data_dir)
+    database = getattr(request, "param", "sqlite")
+    if database == "sqlite":
+        yield WorkerConfig(database_url=f"sqlite:///{tmp_path / 'runner.db'}", data_dir=data_dir)
+        return
+    if database != "postgresql":
+        raise ValueError(f"config: unknown database {database!r} (use 'sqlite' or 'postgresql')")
+    with postgres_database() as url:
+        yield WorkerConfig(database_url=url, data_dir=data_dir)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -272,3 +273,27 @@ def test_a_start_whose_commit_answer_was_lost_is_recorded_once(
     db_reporter.flush(deadline_s=10)
     assert len(events(sessions, task, "start")) == 1
     assert [e["epoch"] for e in events(sessions, task, "metric")] == [1]
+
+
+@pytest.mark.parametrize("config", ["sqlite", "postgresql"], indirect=True)
+def test_a_resumed_run_writes_the_replayed_epochs_a_killed_attempt_never_wrote(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_task: MakeTask, make_user: Any
+) -> None:
+    task = running_task(make_task, make_user, "ref-1")
+    clock = Clock()
+    first = reporter(sessions, config, task, "ref-1", clock)
+    first.emit(start(epochs=6))
+    first.emit(epoch_metric(1, 0.9))
+    # Epochs 2 and 3 were trained and checkpointed, but their rows waited for the database in the
+    # first attempt's memory when it was killed: they never reached the database.
+    with sessions() as db:
+        db.execute(update(Task).where(Task.id == task.id).values(worker_ref="ref-2", attempts=2))
+        db.commit()
+    second = reporter(sessions, config, task, "ref-2", clock)
+    second.emit(start(epochs=6, epoch=4, step=0))
+    for epoch, loss in ((1, 0.9), (2, 0.7), (3, 0.5)):  # the trainer replays its checkpoint's history
+        second.emit(epoch_metric(epoch, loss))
+    second.emit(epoch_metric(4, 0.4))
+    epochs = [d["epoch"] for d in events(sessions, task, "metric") if d["scope"] == "epoch"]
+    assert sorted(epochs) == [1, 2, 3, 4]  # each once: epoch 1 was stored, 2 and 3 are filled in
+    assert load(sessions, task).best_metrics["loss"] == 0.4

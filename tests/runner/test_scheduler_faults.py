@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from dragdl.db.models import TaskStatus, utcnow
+from dragdl.db.models import Task, TaskStatus, utcnow
 from dragdl.db.session import make_engine, make_session_factory
 from dragdl.runner.base import WorkerConfig
 from dragdl.runner.suspend import suspend_requested
@@ -77,3 +79,41 @@ def test_shutdown_asks_each_running_worker_to_checkpoint(
     assert all(suspend_requested(config.data_dir, ref) for ref in refs)
     runner.connect()  # the next start clears the old requests
     assert not any(suspend_requested(config.data_dir, ref) for ref in refs)
+
+
+def test_a_locked_database_does_not_make_a_healthy_worker_look_lost(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_user: Any, make_task: MakeTask
+) -> None:
+    engine = make_engine(f"{config.database_url}?timeout=0.2")  # gives up on a lock after 0.2 s
+    busy = make_session_factory(engine)
+    task = make_task(make_user("alice"))
+    backend = FakeBackend()
+    runner = scheduler(backend, busy, config, heartbeat_timeout_s=0.5)
+    runner.tick()
+    worker = backend.launched[0]
+
+    def beat(age_s: float) -> None:
+        with sessions() as db:
+            moment = utcnow() - timedelta(seconds=age_s)
+            db.execute(update(Task).where(Task.id == task.id).values(heartbeat_at=moment, worker_pid=123))
+            db.commit()
+
+    # The worker's last beat is older than the timeout because the file has been locked that long.
+    beat(age_s=5.0)
+    with sqlite_write_lock(Path(config.database_url.removeprefix("sqlite:///"))):
+        runner.tick()
+        assert not worker.killed, "killed a worker whose heartbeat the database refused"
+    runner.tick()  # the database answers again: the worker gets the whole timeout to beat again
+    assert not worker.killed
+    beat(age_s=0.0)
+    runner.tick()
+    assert not worker.killed and status_of(sessions, task).attempts == 1
+    # A worker that stays silent while the database takes writes is lost, as before.
+    beat(age_s=5.0)
+
+    def killed() -> bool:
+        runner.tick()
+        return worker.killed
+
+    wait_for(killed, 10, "the silent worker to be killed", every_s=0.05)
+    engine.dispose()

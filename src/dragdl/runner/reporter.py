@@ -18,10 +18,12 @@ arrive); the worker calls `flush` with a deadline before it records the task's e
 lost and none is written twice.
 
 Resumed runs (no duplicates in the history). A resumed trainer first replays the epoch metrics of its
-checkpoint's history, then continues. The database already holds those epochs from the earlier
-attempt, so the replay is dropped. What the earlier attempt recorded *after* its checkpoint (the
-epoch it was in when it died, its step metrics past the checkpoint, a test result) will be emitted
-again by the resumed run, so it is deleted when the resumed run starts. Afterwards every epoch
+checkpoint's history, then continues. The database usually holds those epochs from the earlier
+attempt, so the replay writes only the epochs it lacks: an attempt killed while its writes waited
+for the database (a long SQLite lock) took them with it, and dropping the replay lost them for good
+(epochs 115-361 once vanished from a task's history). What the earlier attempt recorded *after* its
+checkpoint (the epoch it was in when it died, its step metrics past the checkpoint, a test result)
+will be emitted again by the resumed run, so it is deleted when the resumed run starts. Afterwards every epoch
 appears exactly once, and nothing recorded up to the checkpoint is lost. A live monitor learns of
 the rewind from the `start` event (`resumed_from_epoch`, `resumed_from_step`) and drops the points
 after it from its curves.
@@ -130,6 +132,9 @@ class DBReporter:
         self._last_write: dict[str, float] = {}
         self._replayed_below = 0
         """Epoch metrics below this epoch are the resumed trainer's replay of its history."""
+        self._stored_epochs: set[int] = set()
+        """The epochs whose metrics the database held when this run started (read by the start write,
+        which goes before every replayed epoch's)."""
         self._epochs = 0
         self._steps_per_epoch = 0
         self._best: dict[str, Any] = {}
@@ -181,9 +186,12 @@ class DBReporter:
             if stale:
                 db.execute(delete(TaskEvent).where(TaskEvent.id.in_(stale)))
             best: dict[str, Any] = {}
+            stored: set[int] = set()
             for row in rows:
                 if row.id not in stale and row.data.get("scope") == "epoch":
                     best = merge_best(best, row.data.get("values", {}), self.task)
+                    stored.add(int(row.data.get("epoch", 0)))
+            self._stored_epochs = stored
             # Epoch metrics of this run that arrived while this write waited are in `_best` already.
             self._best = merge_best(best, self._best, self.task)
             values = {"epoch": epoch, "progress": self._fraction(step), "best_metrics": self._best}
@@ -202,6 +210,10 @@ class DBReporter:
             return
         if event.scope == "epoch":
             if event.epoch < self._replayed_below:
+                # Written only where the database lacks it (see the module docstring).
+                self._best = merge_best(self._best, event.values, self.task)
+                epoch = event.epoch
+                self._write(event.to_json(), only_if=lambda: epoch not in self._stored_epochs)
                 return
             self._best = merge_best(self._best, event.values, self.task)
             progress = self._fraction(event.epoch * self._steps_per_epoch)
@@ -233,7 +245,9 @@ class DBReporter:
         except ValueError:
             return Path(path).name
 
-    def _write(self, data: dict[str, Any], **task_values: Any) -> None:
+    def _write(
+        self, data: dict[str, Any], only_if: Callable[[], bool] | None = None, **task_values: Any
+    ) -> None:
         # A commit whose answer the connection lost may have been applied all the same: a write
         # tried again first looks for its own row (by a key unique to this attempt and event), so
         # an outage never records an event twice.
@@ -244,6 +258,8 @@ class DBReporter:
         def write(db: Session) -> bool:
             nonlocal tries
             tries += 1
+            if only_if is not None and not only_if():
+                return True
             if not heartbeat(db, self.task_id, self.worker_ref, **task_values):
                 return False
             if tries == 1 or not self._stored(db, str(data["type"]), key):

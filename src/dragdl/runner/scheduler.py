@@ -20,6 +20,10 @@ Policy, with every decision written to the database before it is acted on:
 - Crash: a worker that died (or stopped heartbeating for `heartbeat_timeout_s`) is re-queued to
   resume from its last checkpoint while attempts < max_attempts, else the task FAILS. A worker
   that died with its node (the node left the cluster) is re-queued without using up a retry.
+  A stale heartbeat is the worker's fault only while the database takes writes (`liveness.py`).
+- Storage: a worker that could not be started for an error of the machine (a full data disk: the
+  backend starts no process whose record it cannot write) re-queues its task without using up a
+  retry, and the scheduler starts nothing for a while (capped exponential backoff).
 - Restart: RUNNING tasks whose worker still runs (found by its `worker_ref`, heartbeat fresh) are
   adopted; the others are re-queued to resume from their checkpoint (this does not use up a retry).
   The same check runs every `heartbeat_timeout_s / 2` while the server runs, so no task stays
@@ -50,7 +54,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from dragdl.db.models import Task, TaskStatus, User
 from dragdl.runner.base import Backend, LaunchSpec, Outcome, Resources, Runner, WorkerConfig
 from dragdl.runner.demand import Demand, Placed, demand_of
-from dragdl.runner.failures import backoff_delays, is_transient_db_error
+from dragdl.runner.failures import backoff_delays, classify, is_transient_db_error
+from dragdl.runner.liveness import HeartbeatJudge
 from dragdl.runner.placement import Node, QueuedReason, running_limit
 from dragdl.runner.suspend import clear_requests, request_suspend
 from dragdl.runner.transitions import (
@@ -68,6 +73,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ContextFor = Callable[[Session, User], "DataContext"]
+LAUNCH_BACKOFF_FIRST_S = 2.0
+LAUNCH_BACKOFF_MAX_S = 60.0
 KillReason = Literal["stop_timeout", "killed", "heartbeat"]
 
 
@@ -160,6 +167,10 @@ class Scheduler(Runner):
         """Queued tasks whose place a higher-priority task of their owner took: the place they got in
         exchange (see `fair_order`). Kept in memory only: after a restart they queue at their own."""
         self._next_orphan_check = 0.0
+        self._judge = HeartbeatJudge(sessions, heartbeat_timeout_s)
+        self._launch_paused_until = 0.0
+        """No worker is started before then: the last could not be, for an error of the machine."""
+        self._launch_backoff = backoff_delays(LAUNCH_BACKOFF_FIRST_S, LAUNCH_BACKOFF_MAX_S)
 
     # -- Runner ------------------------------------------------------------------------------------
 
@@ -457,7 +468,9 @@ class Scheduler(Runner):
                     )
                     attempt.killed = "stop_timeout"
                     self.backend.kill(attempt.handle)
-            elif row.worker_pid is not None and age_s(row.heartbeat_at) > self.heartbeat_timeout_s:
+            elif row.worker_pid is not None and self._judge.lost(
+                row.id, attempt.worker_ref, row.heartbeat_at
+            ):
                 log.warning("task %s stopped heartbeating: killing its worker", row.id)
                 attempt.killed = "heartbeat"
                 self.backend.kill(attempt.handle)
@@ -465,7 +478,7 @@ class Scheduler(Runner):
     # -- launching -----------------------------------------------------------------------------------
 
     def _launch_queued(self) -> None:
-        if self._nodes is None:
+        if self._nodes is None or time.monotonic() < self._launch_paused_until:
             return
         with self.sessions() as db:
             queued = list(
@@ -514,6 +527,8 @@ class Scheduler(Runner):
                     kept.update(node.id for node in holders)
                     reasons[task.id] = demand.waits(len(holders))
                     continue
+                if time.monotonic() < self._launch_paused_until:
+                    break  # a launch just failed for the machine: nothing more this pass
                 if self._launch(db, task, owner, demand, placed):
                     if holder is not task:  # the holder gets the later place the task leaves
                         self._moved[holder.id] = self._moved.get(task.id, (task.created_at, task.id))
@@ -582,11 +597,25 @@ class Scheduler(Runner):
         try:
             handle = self.backend.launch(spec)
         except Exception as exc:
+            if warm is not None:
+                self.backend.release_warm(warm)
+            if classify(exc) == "infrastructure":
+                # The machine's fault (a full data disk), not the task's: it waits, retries kept.
+                delay = self._launch_backoff()
+                self._launch_paused_until = time.monotonic() + delay
+                log.warning("could not start a worker (%s); starting none for %.0f s", exc, delay)
+                message = (
+                    f"the worker could not be started ({type(exc).__name__}: {exc}); "
+                    f"re-queued, workers start again in {delay:.0f} s"
+                )
+                requeue(db, task.id, message, worker_ref=worker_ref, spare_attempt=True)
+                return False
             log.exception("could not launch task %s", task.id)
             message = f"the worker could not be started: {exc}"
             error = {"code": "launch_failed", "message": message, "node_id": None}
             finish(db, task.id, TaskStatus.FAILED, message, worker_ref=worker_ref, error=error)
             return False
+        self._launch_backoff = backoff_delays(LAUNCH_BACKOFF_FIRST_S, LAUNCH_BACKOFF_MAX_S)
         with self._lock:
             self._attempts[task.id] = Attempt(task.id, worker_ref, need, handle, node.id, placed.held)
         return True
