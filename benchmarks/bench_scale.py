@@ -54,8 +54,8 @@ from rich.console import Console
 from rich.table import Table
 
 from dragdl.engine.data.base import DataContext
+from dragdl.engine.graph.search import SearchSection, substitute
 from dragdl.engine.run import run_graph
-from dragdl.engine.sweep.space import SearchSection, substitute
 from dragdl.engine.sweep.study import PrunerName, StoredTrial, SweepPlan, ask, should_prune
 from dragdl.engine.train.events import Event, MetricEvent
 from dragdl.engine.train.reporter import ListReporter

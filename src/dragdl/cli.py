@@ -78,7 +78,7 @@ def validate(
     data_dir: DataDirOption = None,
 ) -> None:
     """Check a graph: every error with its node, and the inferred shape of every node."""
-    from dragdl.engine.graph.validate import validate_graph
+    from dragdl.engine.analysis.validate import validate_graph
 
     raw = _read_graph(graph_file)
     result = validate_graph(raw, _data_context(data_dir))

@@ -15,11 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from dragdl.cli import app
+from dragdl.engine.analysis.validate import validate_graph
 from dragdl.engine.bundle import export_bundle, load_bundle, read_manifest
 from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.base import DataContext, DatasetError
 from dragdl.engine.data.tables import TableSource
-from dragdl.engine.graph.validate import validate_graph
 from dragdl.engine.run import run_graph, split
 from dragdl.engine.train.reporter import ListReporter
 

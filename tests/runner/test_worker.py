@@ -11,13 +11,13 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from dragdl.engine.compile.module import LayerRuntimeError
+from dragdl.db.models import Model, Task, TaskEvent, TaskStatus
 from dragdl.engine.data.base import DataContext, DatasetError
 from dragdl.engine.graph.errors import GraphError, GraphInvalid
+from dragdl.engine.network.module import LayerRuntimeError
 from dragdl.runner.base import LaunchSpec, Resources, WorkerConfig
 from dragdl.runner.transitions import start_attempt
 from dragdl.runner.worker import SUPERSEDED, describe_error, execute_attempt
-from dragdl.db.models import Model, Task, TaskEvent, TaskStatus
 
 from ..graphs import chain
 from .conftest import MakeTask

@@ -213,10 +213,10 @@ def test_unknown_dataset_id_is_a_validation_error(user_client: TestClient) -> No
 def test_uploaded_node_reads_each_kind(
     kind: str, user_client: TestClient, settings: Settings, db_session: Session
 ) -> None:
+    from dragdl.engine.analysis.validate import validate_graph
     from dragdl.engine.compile.codegen import generate_script
     from dragdl.engine.data.base import DataContext
     from dragdl.engine.graph.spec import Graph
-    from dragdl.engine.graph.validate import validate_graph
     from dragdl.engine.nodes.uploaded import UploadedDatasetNode, UploadedParams, inline_uploaded
     from dragdl.server.services.data_context import data_context_for
 

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import TypeAdapter
 
-from dragdl.engine.sweep.space import SearchSection
+from dragdl.engine.graph.search import SearchSection
 from dragdl.engine.sweep.study import StoredTrial, SweepPlan, ask
 
 from ..runner.support import kill_task_workers, start_shared_ray, wait_for

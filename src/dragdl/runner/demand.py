@@ -106,7 +106,7 @@ def train_device(graph: dict[str, Any]) -> str:
 
 
 def _train_params(graph: dict[str, Any]) -> dict[str, Any]:
-    from dragdl.engine.graph.train_node import find_train_node
+    from dragdl.engine.nodes.train_node import find_train_node
 
     found = find_train_node(graph)
     params = found[0].get("params") if found is not None else None

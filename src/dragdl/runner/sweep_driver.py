@@ -27,10 +27,10 @@ from pydantic import TypeAdapter
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Sweep, SweepStatus, SweepTrial, Task, TaskEvent, TaskStatus, utcnow
 from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS
 from dragdl.runner.failures import is_transient_db_error
 from dragdl.runner.transitions import add_event, finish, guarded_update
-from dragdl.db.models import Sweep, SweepStatus, SweepTrial, Task, TaskEvent, TaskStatus, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ SWEEP_TASK_PRIORITY = 0
 
 def plan_of(sweep: Sweep) -> Any:
     """The engine's view of a sweep (`SweepPlan`); imported here so the server starts without Optuna."""
-    from dragdl.engine.sweep.space import SearchSection
+    from dragdl.engine.graph.search import SearchSection
     from dragdl.engine.sweep.study import SweepPlan
 
     section = TypeAdapter(SearchSection).validate_python(sweep.base_graph.get("search") or {})
@@ -228,7 +228,7 @@ class SweepDriver:
     # -- a new trial ---------------------------------------------------------------------------------
 
     def _launch(self, db: Session, sweep: Sweep, plan: Any, rows: list[SweepTrial]) -> SweepTrial:
-        from dragdl.engine.sweep.space import substitute
+        from dragdl.engine.graph.search import substitute
         from dragdl.engine.sweep.study import ask
 
         params, attrs = ask(plan, stored_trials(rows))

@@ -30,15 +30,15 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Model, Task, TaskStatus, User
+from dragdl.db.session import make_engine, make_session_factory
+from dragdl.paths import hide_server_paths
 from dragdl.runner.base import LaunchSpec
 from dragdl.runner.failures import DB_RETRY_S, TaskFolderDeleted, classify, retry_db
 from dragdl.runner.folder import FolderGuard
 from dragdl.runner.reporter import DBReporter, PathHidingReporter
 from dragdl.runner.suspend import suspend_requested
 from dragdl.runner.transitions import add_event, finish, heartbeat, requeue, retry_or_fail
-from dragdl.db.models import Model, Task, TaskStatus, User
-from dragdl.db.session import make_engine, make_session_factory
-from dragdl.paths import hide_server_paths
 
 if TYPE_CHECKING:
     from dragdl.engine.tasks.base import TaskKind
@@ -300,7 +300,7 @@ class _Attempt:
 
 
 def _task_kind(graph: dict[str, Any]) -> TaskKind | None:
-    from dragdl.engine.graph.train_node import find_train_node
+    from dragdl.engine.nodes.train_node import find_train_node
 
     found = find_train_node(graph)
     return found[1].task if found is not None else None

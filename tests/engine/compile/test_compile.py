@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 import torch
 
-from dragdl.engine.compile.module import GraphModule, LayerRuntimeError
 from dragdl.engine.compile.plan import compile_graph, compile_network
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.graph.errors import GraphInvalid
 from dragdl.engine.models import create_features
+from dragdl.engine.network.module import GraphModule, LayerRuntimeError
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

@@ -69,8 +69,8 @@ def _failure_codes() -> set[str]:
     codes: set[str] = {"graph_invalid", "dataset_invalid"}  # worker.py: from GraphInvalid, DatasetError
     source = ROOT / "src" / "dragdl"
     paths = [*(source / "runner").rglob("*.py"), *(source / "engine" / "train").rglob("*.py")]
-    # A layer's run-time error (compile/module.py) ends a task too.
-    for path in [*paths, source / "engine" / "compile" / "module.py"]:
+    # A layer's run-time error (network/module.py) ends a task too.
+    for path in [*paths, source / "engine" / "network" / "module.py"]:
         text = path.read_text(encoding="utf-8")
         for pattern in FAILURE_PATTERNS:
             codes.update(pattern.findall(text))

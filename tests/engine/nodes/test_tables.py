@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
+from dragdl.engine.analysis.validate import validate_graph
 from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.base import DataContext, UploadedDataset
 from dragdl.engine.data.table_pipeline import table_features
 from dragdl.engine.data.tables import Table, read_table
 from dragdl.engine.graph.errors import GraphInvalid
-from dragdl.engine.graph.validate import validate_graph
 from dragdl.engine.nodes.registry import get_node_type
 from dragdl.engine.nodes.tables import Impute, OneHot, SelectColumns, Standardize, TableOpNode
 from dragdl.engine.run import split

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from dragdl.engine.analysis.validate import validate_graph
 from dragdl.engine.data.base import DataContext
-from dragdl.engine.graph.validate import validate_graph
+from dragdl.engine.graph.search import substitute
 from dragdl.engine.sweep.objective import direction, objectives
-from dragdl.engine.sweep.space import substitute
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "src" / "dragdl" / "examples"
 
@@ -84,7 +84,7 @@ def test_a_wrong_search_names_node_and_field(
 
 
 def test_a_bound_that_is_not_a_number_says_so(ctx: DataContext) -> None:
-    from dragdl.engine.graph.validate import validate_graph
+    from dragdl.engine.analysis.validate import validate_graph
 
     result = validate_graph(iris({"train": {"lr": {"type": "float", "low": "NaN", "high": 0.1}}}), ctx)
     assert [(e.code, e.node_id, e.field) for e in result.errors] == [("search_range_invalid", "train", "lr")]

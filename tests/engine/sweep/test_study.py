@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from dragdl.engine.sweep.space import SearchSection
+from dragdl.engine.graph.search import SearchSection
 from dragdl.engine.sweep.study import StoredTrial, SweepPlan, ask, grid_size, importance, should_prune
 
 

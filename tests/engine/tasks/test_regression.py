@@ -12,8 +12,8 @@ import torch
 from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
 from tests import graphs
 
+from dragdl.engine.analysis.validate import validate_graph
 from dragdl.engine.data.base import DataContext, DatasetError, TensorSource
-from dragdl.engine.graph.validate import validate_graph
 from dragdl.engine.run import run_graph
 from dragdl.engine.tasks import get_task_kind
 from dragdl.engine.tasks.regression import RegressionMetrics

@@ -24,7 +24,6 @@ from dragdl.engine.bundle.spec import (
     TableOp,
 )
 from dragdl.engine.bundle.writer import file_sha256
-from dragdl.engine.compile.module import GraphModule
 from dragdl.engine.compile.plan import compile_network
 from dragdl.engine.data.base import DatasetError, DatasetInfo
 from dragdl.engine.data.stages import FittedTransform, OpStage, apply_stages, to_float
@@ -32,6 +31,7 @@ from dragdl.engine.data.table_pipeline import TableStep, table_features, transfo
 from dragdl.engine.data.tables import rows_to_table
 from dragdl.engine.graph.errors import GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.network.module import GraphModule
 from dragdl.engine.nodes.base import ModelNode, OpNode
 from dragdl.engine.nodes.registry import get_node_type
 from dragdl.engine.nodes.tables import TableOpNode

@@ -32,10 +32,10 @@ from dragdl.engine.bundle.spec import (
     TableSpec,
     Versions,
 )
-from dragdl.engine.compile.module import GraphModule
 from dragdl.engine.compile.plan import Plan
 from dragdl.engine.data.base import ImageSource
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.network.module import GraphModule
 from dragdl.engine.nodes.tables import TableOpNode, required_columns
 
 _METRIC_KEYS = (

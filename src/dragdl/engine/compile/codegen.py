@@ -18,6 +18,7 @@ from typing import Any
 
 from torch import nn
 
+from dragdl.engine.analysis.validate import Analysis, analyze
 from dragdl.engine.compile import codegen_tables as tables
 from dragdl.engine.compile import codegen_template as tpl
 from dragdl.engine.compile.codegen_format import WIDTH, expression, reflow, statement, string_literal
@@ -26,7 +27,6 @@ from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
-from dragdl.engine.graph.validate import Analysis, analyze
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, format_shape
 from dragdl.engine.nodes.tables import TableParams
 from dragdl.engine.nodes.tables import _table_file as table_file

@@ -16,14 +16,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from dragdl.engine.compile.module import GraphModule
+from dragdl.engine.analysis.validate import Analysis, analyze
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, ImageSource
 from dragdl.engine.data.stages import OpStage
 from dragdl.engine.data.table_pipeline import TableStep, fit_table_steps
 from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
-from dragdl.engine.graph.validate import Analysis, analyze
+from dragdl.engine.network.module import GraphModule
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, Shape
 from dragdl.engine.nodes.tables import TableOpNode
 from dragdl.engine.tasks.base import TaskKind

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, TensorSource
-from dragdl.engine.models.weights import save_atomic
+from dragdl.engine.files import save_atomic
 
 log = logging.getLogger(__name__)
 

@@ -1,1 +1,4 @@
-"""Graph spec, validation and shape inference."""
+"""The graph as data: its spec, its errors, the search section and the Lambda expression language.
+
+Nothing here knows the node catalog; checking a graph against it is `engine.analysis`.
+"""

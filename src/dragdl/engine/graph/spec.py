@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dragdl.engine.sweep.space import SearchSection
+from dragdl.engine.graph.search import SearchSection
 
 GRAPH_VERSION: Literal[1] = 1
 NODE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"

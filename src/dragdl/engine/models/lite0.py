@@ -29,11 +29,11 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from dragdl.engine.files import save_atomic
 from dragdl.engine.models.weights import (
     WeightsInvalid,
     WeightsUnavailable,
     load_state_dict_file,
-    save_atomic,
     weights_cache_dir,
 )
 from dragdl.paths import default_data_dir

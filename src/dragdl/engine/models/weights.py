@@ -14,16 +14,17 @@ import logging
 import os
 import re
 import socket
-import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
 import torch
+
+from dragdl.engine.files import save_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -163,19 +164,6 @@ def _unwrap_state_dict(raw: object, path: Path) -> dict[str, torch.Tensor]:
 
 def _all_tensors(mapping: Mapping[object, object]) -> bool:
     return all(isinstance(value, torch.Tensor) for value in mapping.values())
-
-
-def save_atomic(write: Callable[[Path], None], target: Path) -> None:
-    """Call `write(tmp_path)` then rename onto `target`, so readers never see half a file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 # --- resolution --------------------------------------------------------------------------------

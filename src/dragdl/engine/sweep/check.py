@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from dragdl.engine.graph.errors import GraphError
+from dragdl.engine.graph.search import Choice, FloatRange, IntRange, Scalar, SearchSection, searched
 from dragdl.engine.nodes.registry import NodeType
-from dragdl.engine.sweep.space import Choice, FloatRange, IntRange, Scalar, SearchSection, searched
 
 MAX_GRID = 10_000
 """A grid larger than this is refused: no sweep could visit it."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dragdl.engine.graph.train_node import find_train_node
+from dragdl.engine.nodes.train_node import find_train_node
 from dragdl.engine.sweep.study import Direction
 
 

@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from dragdl.engine.graph.search import FloatRange, IntRange, Scalar, SearchSection, key, searched
 from dragdl.engine.sweep.check import grid_values
-from dragdl.engine.sweep.space import FloatRange, IntRange, Scalar, SearchSection, key, searched
 
 if TYPE_CHECKING:
     from optuna import Study

@@ -33,7 +33,6 @@ import safetensors.torch
 import torch
 from torch import Tensor, nn
 
-from dragdl.engine.compile.module import GraphModule, LayerRuntimeError
 from dragdl.engine.compile.plan import Plan
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.pipeline import (
@@ -46,8 +45,9 @@ from dragdl.engine.data.pipeline import (
     to_float,
 )
 from dragdl.engine.data.splits import Splits
+from dragdl.engine.files import save_atomic
 from dragdl.engine.models.head import TransferModel
-from dragdl.engine.models.weights import save_atomic
+from dragdl.engine.network.module import GraphModule, LayerRuntimeError
 from dragdl.engine.nodes.base import ModelNode
 from dragdl.engine.train.config import MemoryFormatChoice
 from dragdl.engine.train.device import resolve_device

@@ -19,10 +19,10 @@ import safetensors.torch
 import torch
 from torch import Tensor, nn
 
-from dragdl.engine.compile.module import GraphModule, watch_non_finite
 from dragdl.engine.data.pipeline import Pipeline, derive_seed
 from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.errors import EngineError
+from dragdl.engine.network.module import GraphModule, watch_non_finite
 from dragdl.engine.tasks.base import TaskKind
 from dragdl.engine.tasks.classification import Classification
 from dragdl.engine.train.checkpoint import CheckpointStore, FolderCheckpoints

@@ -17,11 +17,11 @@ from pydantic import ValidationError
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from dragdl.db.models import Graph as GraphRow
+from dragdl.db.models import GraphVersion, User, utcnow
 from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.payloads import ValidationResult
-from dragdl.db.models import Graph as GraphRow
-from dragdl.db.models import GraphVersion, User, utcnow
 from dragdl.server.errors import public_graph_errors
 from dragdl.server.services.access import reachable_by
 from dragdl.server.services.data_context import check_graph_policy, data_context_for
@@ -262,7 +262,7 @@ def validate(db: Session, settings: Settings, user: User, raw: dict[str, Any]) -
     refused = check_graph_policy(raw, user)
     if refused:
         return ValidationResult(ok=False, errors=refused)
-    from dragdl.engine.graph.validate import validate_graph
+    from dragdl.engine.analysis.validate import validate_graph
 
     result = validate_graph(raw, data_context_for(db, settings, user))
     errors = public_graph_errors(result.errors, settings.data_dir, user.is_admin)

@@ -135,7 +135,7 @@ def task_kind(bundle: Bundle) -> TaskKind:
         found = _kinds.get(bundle)
     if found is not None:
         return found
-    from dragdl.engine.graph.train_node import find_train_node
+    from dragdl.engine.nodes.train_node import find_train_node
 
     # The train node is what built the network the bundle holds, so it is the authority.
     node = find_train_node(bundle.manifest.graph.model_dump(mode="json"))

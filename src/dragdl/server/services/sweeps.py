@@ -13,9 +13,9 @@ from fastapi import HTTPException, status
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from dragdl.db.models import Model, Sweep, SweepStatus, SweepTrial, Task, TaskStatus, User, utcnow
 from dragdl.engine.graph.errors import GraphError
 from dragdl.runner.base import Runner
-from dragdl.db.models import Model, Sweep, SweepStatus, SweepTrial, Task, TaskStatus, User, utcnow
 from dragdl.server.schemas.sweeps import SweepCreate, SweepDetail, SweepSummary, TrialPublic
 from dragdl.server.services import tasks as task_service
 from dragdl.server.services.graphs import GraphRejected
@@ -46,7 +46,7 @@ def create(
     runner: Runner | None,
     driver: Waker | None,
 ) -> Sweep:
-    from dragdl.engine.graph.train_node import find_train_node
+    from dragdl.engine.nodes.train_node import find_train_node
     from dragdl.engine.sweep.objective import direction, objectives
 
     raw, graph_id, default_name = task_service.requested_graph(db, user, body.graph_id, body.graph, "sweep")
@@ -89,7 +89,7 @@ def create(
 def _grid_size(data: dict[str, Any]) -> int:
     from pydantic import TypeAdapter
 
-    from dragdl.engine.sweep.space import SearchSection, searched
+    from dragdl.engine.graph.search import SearchSection, searched
     from dragdl.engine.sweep.study import grid_size
 
     section = TypeAdapter(SearchSection).validate_python(data["search"])
@@ -235,7 +235,7 @@ def resume(db: Session, sweep: Sweep, runner: Runner | None, driver: Waker | Non
 
 def best_graph(db: Session, sweep: Sweep) -> dict[str, Any]:
     """The base graph with the best trial's values, for "open the best in the editor"."""
-    from dragdl.engine.sweep.space import substitute
+    from dragdl.engine.graph.search import substitute
 
     best = _best(sweep, _trials(db, sweep))
     if best is None:

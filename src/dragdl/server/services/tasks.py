@@ -15,13 +15,13 @@ from fastapi import HTTPException, status
 from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.db.models import Model, Task, TaskEvent, TaskStatus, User
 from dragdl.engine.graph.errors import GraphError
 from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS, Runner, WorkerConfig
 from dragdl.runner.demand import distributed_workers, needed, train_device
 from dragdl.runner.placement import Node, Workers
 from dragdl.runner.scheduler import Scheduler
 from dragdl.runner.transitions import add_event, finish, guarded_update
-from dragdl.db.models import Model, Task, TaskEvent, TaskStatus, User
 from dragdl.server.errors import public_graph_errors
 from dragdl.server.schemas.tasks import TaskCreate, TaskLog, TaskResources, TaskSort
 from dragdl.server.services import graphs as graph_service
@@ -69,7 +69,7 @@ def check_graph(db: Session, settings: Settings, user: User, raw: dict[str, Any]
     refused = check_graph_policy(data, user)
     if refused:
         raise GraphRejected("the graph reads server paths", refused)
-    from dragdl.engine.graph.validate import validate_graph
+    from dragdl.engine.analysis.validate import validate_graph
 
     result = validate_graph(data, data_context_for(db, settings, user))
     if not result.ok:
@@ -79,7 +79,7 @@ def check_graph(db: Session, settings: Settings, user: User, raw: dict[str, Any]
 
 
 def _train_node(graph: dict[str, Any]) -> dict[str, Any] | None:
-    from dragdl.engine.graph.train_node import find_train_node
+    from dragdl.engine.nodes.train_node import find_train_node
 
     found = find_train_node(graph)
     return None if found is None else found[0]
@@ -320,7 +320,7 @@ def get_task(db: Session, user: User, task_id: str) -> Task:
 
 
 def train_config(task: Task) -> dict[str, Any]:
-    from dragdl.engine.graph.train_node import find_train_node
+    from dragdl.engine.nodes.train_node import find_train_node
 
     found = find_train_node(task.graph_snapshot)
     if found is None:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dragdl.engine.analysis.structure import Structure, check_edges, check_nodes, check_topology, parse_graph
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo
 from dragdl.engine.graph.errors import GraphError, NodeError
 from dragdl.engine.graph.spec import Graph
-from dragdl.engine.graph.structure import Structure, check_edges, check_nodes, check_topology, parse_graph
 from dragdl.engine.nodes.base import (
     DatasetNode,
     LayerNode,

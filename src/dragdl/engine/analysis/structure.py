@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.spec import Graph, Node
+from dragdl.engine.nodes.base import TrainNode
 from dragdl.engine.nodes.registry import NodeType, all_node_types, get_node_type
 from dragdl.engine.tasks.base import TaskKind
 
@@ -53,8 +54,6 @@ class Structure:
     @property
     def task(self) -> TaskKind | None:
         """The task kind of the train node (None while the graph has none)."""
-        from dragdl.engine.nodes.base import TrainNode  # nodes.base imports the engine's data layer
-
         if self.train_id is None:
             return None
         kind = self.nodes[self.train_id].kind

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from dragdl.engine.analysis.validate import validate_graph
 from dragdl.engine.data.base import DataContext
-from dragdl.engine.graph.validate import validate_graph
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

@@ -1,0 +1,1 @@
+"""A graph checked against the node catalog: staged validation, structure and shape inference."""

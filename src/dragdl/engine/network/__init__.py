@@ -1,0 +1,1 @@
+"""The network a graph describes, as one nn.Module: what the trainer, the compiler and bundles run."""
