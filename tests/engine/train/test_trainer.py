@@ -210,7 +210,6 @@ def test_schedules_change_the_learning_rate(run: Runner, schedule: str) -> None:
 
 def test_a_failing_run_reports_an_error_and_failed_status(tmp_path: Path) -> None:
     from dragdl.engine.train.config import TrainConfig
-
     from dragdl.engine.train.trainer import train
 
     rep = ListReporter()
@@ -229,7 +228,6 @@ class Explode(torch.nn.Module):
 
 def test_a_non_finite_loss_fails_with_a_machine_readable_code(tmp_path: Path) -> None:
     from dragdl.engine.train.config import TrainConfig
-
     from dragdl.engine.train.device import TrainError
     from dragdl.engine.train.trainer import train
 
@@ -243,9 +241,8 @@ def test_a_non_finite_loss_fails_with_a_machine_readable_code(tmp_path: Path) ->
 
 
 def test_a_layer_producing_inf_is_named_and_the_learning_rate_is_not_blamed(tmp_path: Path) -> None:
-    from dragdl.engine.train.config import TrainConfig
-
     from dragdl.engine.network.module import GraphModule
+    from dragdl.engine.train.config import TrainConfig
     from dragdl.engine.train.device import TrainError
     from dragdl.engine.train.trainer import train
 
