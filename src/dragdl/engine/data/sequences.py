@@ -225,11 +225,15 @@ def labels_from_text(
     return np.asarray([index[text] for text in texts], dtype=np.int64), tuple(names), None
 
 
-def iter_lines(path: Path, max_lines: int, limits: SequenceLimits, what: str = "lines") -> Iterator[str]:
+def iter_lines(
+    path: Path, max_lines: int, limits: SequenceLimits, what: str = "lines", name: str | None = None
+) -> Iterator[str]:
     """The file's lines as text (newline stripped), refusing a file of more than `max_lines` lines
     (found by a byte scan before any parsing), an over-long line, and text that is not UTF-8.
-    A last line without a newline is yielded as is; readers that care call `ends_with_newline`."""
-    _check_line_count(path, max_lines, what)
+    Errors call the file `name` (default: its file name). A last line without a newline is
+    yielded as is; readers that care call `ends_with_newline`."""
+    name = name or path.name
+    _check_line_count(path, name, max_lines, what)
     with path.open("rb") as handle:
         number = 0
         while True:
@@ -238,19 +242,16 @@ def iter_lines(path: Path, max_lines: int, limits: SequenceLimits, what: str = "
                 return
             number += 1
             if number > max_lines:  # the last line had no newline, so the scan counted one less
-                raise _too_many(path, max_lines, what)
+                raise _too_many(name, max_lines, what)
             if len(raw) > limits.max_line_chars:
                 raise DatasetError(
-                    f"{path.name}, line {number}: longer than the limit of "
-                    f"{limits.max_line_chars:,} characters",
+                    f"{name}, line {number}: longer than the limit of {limits.max_line_chars:,} characters",
                     code="too_large",
                 )
             try:
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError:
-                raise DatasetError(
-                    f"{path.name}, line {number}: not UTF-8 text", code="dataset_invalid"
-                ) from None
+                raise DatasetError(f"{name}, line {number}: not UTF-8 text", code="dataset_invalid") from None
             yield text.rstrip("\r\n")
 
 
@@ -263,7 +264,7 @@ def ends_with_newline(path: Path) -> bool:
         return handle.read(1) == b"\n"
 
 
-def _check_line_count(path: Path, max_lines: int, what: str) -> None:
+def _check_line_count(path: Path, name: str, max_lines: int, what: str) -> None:
     # Counting newlines in 1 MiB blocks reads a few hundred MB per second: a huge file is refused
     # when the count passes the limit, before any line of it is parsed.
     count = 0
@@ -271,10 +272,10 @@ def _check_line_count(path: Path, max_lines: int, what: str) -> None:
         while block := handle.read(1 << 20):
             count += block.count(b"\n")
             if count > max_lines:
-                raise _too_many(path, max_lines, what)
+                raise _too_many(name, max_lines, what)
 
 
-def _too_many(path: Path, max_lines: int, what: str) -> DatasetError:
+def _too_many(name: str, max_lines: int, what: str) -> DatasetError:
     return DatasetError(
-        f"{path.name}, line {max_lines + 1:,}: more than {max_lines:,} {what}, the limit", code="too_large"
+        f"{name}, line {max_lines + 1:,}: more than {max_lines:,} {what}, the limit", code="too_large"
     )
