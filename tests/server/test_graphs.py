@@ -440,3 +440,39 @@ def test_concurrent_saves_get_distinct_versions(user_client: TestClient) -> None
     listed = [v["version"] for v in user_client.get(f"/api/graphs/{graph_id}/versions").json()]
     assert listed == [7, 6, 5, 4, 3, 2, 1]
     assert user_client.get(f"/api/graphs/{graph_id}").json()["current_version"] == 7
+
+
+def test_a_rename_never_takes_the_name_of_another_graph(
+    user_client: TestClient, other_client: TestClient
+) -> None:
+    species = create(user_client, example(), name="penguins species")
+    mass = create(user_client, name="penguins mass")
+
+    # Renaming (with or without a save) onto another graph's name is a 409 naming that graph.
+    for body in ({"name": "penguins species"}, {"name": " penguins species ", "graph": tiny_graph()}):
+        taken = user_client.patch(f"/api/graphs/{mass['id']}", json=body)
+        assert taken.status_code == 409, taken.text
+        assert "'penguins species'" in taken.json()["detail"] and species["id"] in taken.json()["detail"]
+    # Nothing was saved or renamed by the refused requests, and both graphs are still listed.
+    assert user_client.get(f"/api/graphs/{mass['id']}").json()["current_version"] == 1
+    listed = {g["name"]: g["id"] for g in user_client.get("/api/graphs").json()["data"]}
+    assert listed == {"penguins species": species["id"], "penguins mass": mass["id"]}
+    assert user_client.get(f"/api/graphs/{species['id']}").json()["graph"]["nodes"] == example()["nodes"]
+
+    # Saving a graph under its own name, or renaming it to a free one, still works.
+    assert user_client.patch(f"/api/graphs/{mass['id']}", json={"name": "penguins mass"}).status_code == 200
+    assert (
+        user_client.patch(f"/api/graphs/{mass['id']}", json={"name": "body mass"}).json()["name"]
+        == "body mass"
+    )
+    # Another user's graph of the same name is not in the way (nor named to this caller).
+    create(other_client, name="shared name")
+    assert user_client.patch(f"/api/graphs/{mass['id']}", json={"name": "shared name"}).status_code == 200
+
+
+def test_save_as_keeps_both_graphs(user_client: TestClient) -> None:
+    first = create(user_client, example(), name="penguins")
+    second = create(user_client, tiny_graph(), name="penguins")  # "Save as" under a name in use
+    assert first["id"] != second["id"]
+    assert user_client.get(f"/api/graphs/{first['id']}").json()["graph"]["nodes"] == example()["nodes"]
+    assert user_client.get("/api/graphs").json()["count"] == 2

@@ -387,7 +387,8 @@ export interface paths {
         head?: never;
         /**
          * Update Graph
-         * @description Rename and/or save; every save of `graph` is a new version.
+         * @description Rename and/or save; every save of `graph` is a new version. A rename onto the name of another
+         *     of the caller's graphs is a 409 naming that graph, and saves nothing.
          */
         patch: operations["updateGraph"];
         trace?: never;
@@ -3719,6 +3720,15 @@ export interface operations {
             };
             /** @description Not found (another user's resources do not exist for the caller). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorMessage"];
+                };
+            };
+            /** @description The resource's current state does not allow this. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

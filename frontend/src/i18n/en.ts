@@ -69,6 +69,15 @@ const en = {
     draftOnly: 'Draft in this browser',
     savedToast: 'Saved “{{name}}” as version {{version}}',
     saveFailed: 'Saving failed: {{message}}',
+    saveAs: 'Save as',
+    saveAsHelp: 'Save the canvas as a new graph; the open one stays as it is',
+    renameTitle: 'Rename “{{old}}”?',
+    renameBody:
+      'The canvas is named “{{name}}”, and the graph it was opened from is “{{old}}”. Save it as a new graph “{{name}}” and keep “{{old}}”, or rename “{{old}}” and save a new version of it.',
+    saveAsNew: 'Save as new graph',
+    renameSaved: 'Rename and save',
+    nameTaken: 'Another graph is already named “{{name}}”: choose another name, or open that graph to change it.',
+    copyName: '{{name}} (copy)',
   },
   train: {
     button: 'Train',

@@ -70,6 +70,15 @@ const zh: Messages = {
     draftOnly: '草稿保存在本浏览器',
     savedToast: '已将“{{name}}”保存为第 {{version}} 版',
     saveFailed: '保存失败：{{message}}',
+    saveAs: '另存为',
+    saveAsHelp: '将画布另存为新图；已打开的图保持不变',
+    renameTitle: '重命名“{{old}}”？',
+    renameBody:
+      '画布上的图名为“{{name}}”，它打开自图“{{old}}”。可以另存为新图“{{name}}”并保留“{{old}}”，也可以把“{{old}}”重命名并保存为它的新版本。',
+    saveAsNew: '另存为新图',
+    renameSaved: '重命名并保存',
+    nameTaken: '已有另一个图名为“{{name}}”：请换一个名称，或打开那个图进行修改。',
+    copyName: '{{name}}（副本）',
   },
   train: {
     button: '训练',

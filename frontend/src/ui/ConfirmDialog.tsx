@@ -12,10 +12,12 @@ interface Props {
   onConfirm: () => Promise<void>;
   onClose: () => void;
   danger?: boolean;
+  /** A second way to go on (a plain button between Cancel and the confirm button). */
+  alternative?: { label: string; onChoose: () => void };
 }
 
 /** "Are you sure?" with the action's own error shown in place when it fails. */
-export function ConfirmDialog({ title, body, confirmLabel, onConfirm, onClose, danger = true }: Props) {
+export function ConfirmDialog({ title, body, confirmLabel, onConfirm, onClose, danger = true, alternative }: Props) {
   const { t } = useTranslation();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -38,6 +40,11 @@ export function ConfirmDialog({ title, body, confirmLabel, onConfirm, onClose, d
           <button type="button" className="btn" onClick={onClose}>
             {t('common.cancel')}
           </button>
+          {alternative && (
+            <button type="button" className="btn" onClick={alternative.onChoose} disabled={busy} data-alternative>
+              {alternative.label}
+            </button>
+          )}
           <button
             type="button"
             className={`btn ${danger ? 'btn--danger-solid' : 'btn--primary'}`}
@@ -69,29 +76,37 @@ export interface Question {
 
 export type Confirm = (question: Question) => Promise<boolean>;
 
+/** A question with two ways on: the confirm button or the alternative's; null when cancelled. */
+export type Choose = (question: Question & { alternativeLabel: string }) => Promise<'confirm' | 'alternative' | null>;
+
 /**
  * `confirm(question)` resolves true when the user confirms, false when they cancel or close;
  * render `dialog` where the question should appear. One question at a time: asking again while
  * one is open answers the open one with false.
  */
-export function useConfirm(): { confirm: Confirm; dialog: ReactNode } {
-  const [question, setQuestion] = useState<Question | null>(null);
-  const answer = useRef<((yes: boolean) => void) | null>(null);
+export function useConfirm(): { confirm: Confirm; choose: Choose; dialog: ReactNode } {
+  const [question, setQuestion] = useState<(Question & { alternativeLabel?: string }) | null>(null);
+  type Answer = 'confirm' | 'alternative' | null;
+  const answer = useRef<((choice: Answer) => void) | null>(null);
 
-  const settle = useCallback((yes: boolean) => {
-    answer.current?.(yes);
+  const settle = useCallback((choice: Answer) => {
+    answer.current?.(choice);
     answer.current = null;
     setQuestion(null);
   }, []);
 
-  const confirm = useCallback<Confirm>(
+  const choose = useCallback<Choose>(
     (next) =>
-      new Promise<boolean>((resolve) => {
-        answer.current?.(false);
+      new Promise<Answer>((resolve) => {
+        answer.current?.(null);
         answer.current = resolve;
         setQuestion(next);
       }),
     [],
+  );
+  const confirm = useCallback<Confirm>(
+    async (next) => (await choose({ ...next, alternativeLabel: '' })) === 'confirm',
+    [choose],
   );
 
   const dialog = question && (
@@ -100,9 +115,14 @@ export function useConfirm(): { confirm: Confirm; dialog: ReactNode } {
       body={question.body}
       confirmLabel={question.confirmLabel}
       danger={question.danger ?? false}
-      onConfirm={async () => settle(true)}
-      onClose={() => settle(false)}
+      alternative={
+        question.alternativeLabel
+          ? { label: question.alternativeLabel, onChoose: () => settle('alternative') }
+          : undefined
+      }
+      onConfirm={async () => settle('confirm')}
+      onClose={() => settle(null)}
     />
   );
-  return { confirm, dialog };
+  return { confirm, choose, dialog };
 }

@@ -45,7 +45,7 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
   const setTrainDialog = useCallback((open: boolean) => setDialog(open ? 'train' : null), []);
   const [problemsOpen, setProblemsOpen] = useState(true);
   const openProblems = useCallback(() => setProblemsOpen(true), []);
-  const { confirm, dialog: question } = useConfirm();
+  const { confirm, choose, dialog: question } = useConfirm();
   const wrapper = useRef<HTMLDivElement>(null);
   const fileInput = useRef<HTMLInputElement>(null);
 
@@ -79,7 +79,7 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
     [selectOnly, flow],
   );
 
-  const doc = useGraphDocument({ editor, server, catalog, confirm, fitSoon, viewShape, layoutSoon });
+  const doc = useGraphDocument({ editor, server, catalog, confirm, choose, fitSoon, viewShape, layoutSoon });
   const adding = useAddNode(editor, wrapper);
   const trainer = useTrain({
     editor,
@@ -153,6 +153,9 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
           onNew={() => void doc.newGraph()}
           onOpen={() => setDialog('open')}
           onSave={save}
+          onSaveAs={() => {
+            if (!server.saving) doc.saveAs().catch(() => undefined);
+          }}
           onVersions={() => setDialog('versions')}
           onImport={() => fileInput.current?.click()}
           onExport={doc.exportGraph}

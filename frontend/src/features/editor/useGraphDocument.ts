@@ -6,11 +6,13 @@ import { useTranslation } from 'react-i18next';
 import type { SavedGraph } from '../../api/graphs';
 import type { GraphSpec } from '../../api/types';
 import type { TFunction } from 'i18next';
-import type { Confirm, Question } from '../../ui/ConfirmDialog';
+import { ApiError } from '../../api/graphs';
+import type { Choose, Confirm, Question } from '../../ui/ConfirmDialog';
 import { useNotify } from '../../ui/toast';
 import type { CatalogIndex } from '../catalog/catalogIndex';
 import { withUploadedDataset } from './logic/datasetNode';
 import { flowToGraph, graphToFlow, parseGraphJson } from './logic/convert';
+import { sameName, saveKind } from './logic/saveKind';
 import type { LayoutView } from './logic/layout';
 import { downloadJson, fileNameFor, graphKey, takeEditRequest } from './storage';
 import type { EditorApi } from './useEditor';
@@ -30,6 +32,7 @@ interface Options {
   server: ServerGraph;
   catalog: CatalogIndex;
   confirm: Confirm;
+  choose: Choose;
   /** Fit the view to the graph once it is drawn. */
   fitSoon: () => void;
   /** The canvas's shape, when it is on screen. */
@@ -38,7 +41,16 @@ interface Options {
   layoutSoon: (step: string) => void;
 }
 
-export function useGraphDocument({ editor, server, catalog, confirm, fitSoon, viewShape, layoutSoon }: Options) {
+export function useGraphDocument({
+  editor,
+  server,
+  catalog,
+  confirm,
+  choose,
+  fitSoon,
+  viewShape,
+  layoutSoon,
+}: Options) {
   const { t } = useTranslation();
   const notify = useNotify();
   const { loadGraph, selectOnly } = editor;
@@ -90,16 +102,49 @@ export function useGraphDocument({ editor, server, catalog, confirm, fitSoon, vi
     [mayReplace, catalog, loadGraph, adopt, fitSoon],
   );
 
+  const { setMeta } = editor;
+  const saveNow = useCallback(
+    async (asNew: boolean, graph?: GraphSpec) => {
+      try {
+        const link = await server.save(graph, asNew);
+        if (graph) setMeta({ ...editor.meta, name: link.name });
+        notify({ kind: 'success', message: t('toolbar.savedToast', { name: link.name, version: link.version }) });
+        return link;
+      } catch (error) {
+        // A rename onto another graph's name (409) is worded here: the server's sentence is English.
+        const taken = error instanceof ApiError && error.status === 409;
+        const message = taken ? t('toolbar.nameTaken', { name: editor.meta.name.trim() }) : errorText(error, t);
+        notify({ kind: 'error', message: t('toolbar.saveFailed', { message }) });
+        throw error;
+      }
+    },
+    [server, setMeta, editor.meta, notify, t],
+  );
+
+  /** Save; a canvas renamed since it was opened asks first whether it is a new graph or a rename. */
   const save = useCallback(async () => {
-    try {
-      const link = await server.save();
-      notify({ kind: 'success', message: t('toolbar.savedToast', { name: link.name, version: link.version }) });
-      return link;
-    } catch (error) {
-      notify({ kind: 'error', message: t('toolbar.saveFailed', { message: errorText(error, t) }) });
-      throw error;
+    const { link } = server;
+    if (link && saveKind(link, editor.meta.name) === 'askRename') {
+      const names = { old: link.name, name: editor.meta.name.trim() };
+      const choice = await choose({
+        title: t('toolbar.renameTitle', names),
+        body: t('toolbar.renameBody', names),
+        confirmLabel: t('toolbar.saveAsNew'),
+        alternativeLabel: t('toolbar.renameSaved'),
+      });
+      if (choice === null) return null;
+      return saveNow(choice === 'confirm');
     }
-  }, [server, notify, t]);
+    return saveNow(false);
+  }, [server, editor.meta.name, choose, saveNow, t]);
+
+  /** "Save as": always a new graph; under the open graph's own name it is named as its copy. */
+  const saveAs = useCallback(async () => {
+    const name = editor.meta.name.trim() || 'Untitled';
+    const link = server.link;
+    const newName = link && sameName(link.name, name) ? t('toolbar.copyName', { name }) : name;
+    return saveNow(true, { ...editor.graph, name: newName });
+  }, [editor.meta.name, editor.graph, server.link, saveNow, t]);
 
   /** A new empty graph, after asking (in the page) when the canvas has work; Undo brings it back. */
   const newGraph = useCallback(async () => {
@@ -153,5 +198,5 @@ export function useGraphDocument({ editor, server, catalog, confirm, fitSoon, vi
     }
   }, [load, loadGraph, selectOnly]);
 
-  return { load, openTemplate, openSaved, save, newGraph, exportGraph, importFile };
+  return { load, openTemplate, openSaved, save, saveAs, newGraph, exportGraph, importFile };
 }

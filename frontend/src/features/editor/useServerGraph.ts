@@ -18,16 +18,17 @@ export function useServerGraph(graph: GraphSpec) {
 
   /**
    * Save the canvas as it is now (or `graph`, the canvas about to be: Train saves its epochs
-   * override with it); a graph deleted on the server is saved again as a new one.
+   * override with it); a graph deleted on the server is saved again as a new one. `asNew`: a new
+   * graph ("Save as"), leaving the linked one as it is.
    */
   const save = useCallback(
-    async (graph?: GraphSpec): Promise<ServerLink> => {
+    async (graph?: GraphSpec, asNew = false): Promise<ServerLink> => {
       const graphNow = graph ?? latest.current;
       setSaving(true);
       try {
         let result: SavedGraph;
         try {
-          result = await saveGraph(link?.id ?? null, graphNow.name, graphNow);
+          result = await saveGraph(asNew ? null : (link?.id ?? null), graphNow.name, graphNow);
         } catch (error) {
           if (!(link && error instanceof ApiError && error.status === 404)) throw error;
           result = await saveGraph(null, graphNow.name, graphNow);

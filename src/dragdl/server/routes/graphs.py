@@ -140,12 +140,18 @@ def get_graph(graph_id: GraphId, user: CurrentUser, db: SessionDep) -> GraphDeta
 
 
 @router.patch(
-    "/{graph_id}", operation_id="updateGraph", responses={**error_responses(400, 404), **GRAPH_REJECTED}
+    "/{graph_id}",
+    operation_id="updateGraph",
+    responses={**error_responses(400, 404, 409), **GRAPH_REJECTED},
 )
 def update_graph(graph_id: GraphId, body: GraphUpdate, user: CurrentUser, db: SessionDep) -> GraphDetail:
-    """Rename and/or save; every save of `graph` is a new version."""
+    """Rename and/or save; every save of `graph` is a new version. A rename onto the name of another
+    of the caller's graphs is a 409 naming that graph, and saves nothing."""
     row = _owned(db, user, graph_id)
-    saved = service.update_graph(db, row, body.graph, body.name)
+    try:
+        saved = service.update_graph(db, row, body.graph, body.name)
+    except service.GraphNameTaken as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     return _detail(db, row, saved)
 
 

@@ -37,6 +37,19 @@ class GraphRejected(Exception):
         self.errors = errors
 
 
+class GraphNameTaken(Exception):
+    """A rename onto the name of another of the owner's graphs (answered as 409): two graphs of one
+    name look like one in Open, and a save that renamed the open graph seemed to replace the other."""
+
+    def __init__(self, name: str, other: GraphRow) -> None:
+        super().__init__(
+            f"a graph named {name!r} already exists (graph {other.id}); choose another name, "
+            "or open that graph to change it"
+        )
+        self.name = name
+        self.other_id = other.id
+
+
 class CodegenUnavailable(Exception):
     """This installation has no code generator, or it cannot write this graph yet."""
 
@@ -195,8 +208,22 @@ def create_graph(db: Session, user: User, raw: dict[str, Any], name: str | None 
 
 
 def update_graph(db: Session, row: GraphRow, raw: dict[str, Any] | None, name: str | None) -> GraphVersion:
-    """Rename, save a new version, or both; returns the version the graph now shows to this caller."""
+    """Rename, save a new version, or both; returns the version the graph now shows to this caller.
+
+    GraphNameTaken, and nothing saved, when the new name is another of the owner's graphs'. A new
+    graph (`create_graph`, "Save as") may share a name: it replaces nothing.
+    """
     data = parse(raw)[1] if raw is not None else None
+    if name is not None and name.strip() != row.name.strip():
+        other = db.scalar(
+            select(GraphRow).where(
+                GraphRow.owner_id == row.owner_id,
+                GraphRow.id != row.id,
+                func.trim(GraphRow.name) == name.strip(),
+            )
+        )
+        if other is not None:
+            raise GraphNameTaken(name.strip(), other)
     if name is not None:
         row.name = name
         row.updated_at = utcnow()

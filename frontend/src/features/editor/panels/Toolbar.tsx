@@ -17,6 +17,8 @@ interface Props {
   onNew: () => void;
   onOpen: () => void;
   onSave: () => void;
+  /** Save the canvas as a new graph, leaving the open one as it is. */
+  onSaveAs: () => void;
   onVersions: () => void;
   onImport: () => void;
   onExport: () => void;
@@ -109,6 +111,7 @@ const ICONS = {
   code: 'm8 8-5 4 5 4M16 8l5 4-5 4M14 4l-4 16',
   open: 'M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V7Z',
   save: 'M5 3h11l4 4v12a2 2 0 0 1-2 2H6a2 2 0 0 1-2-2V5a1 1 0 0 1 1-2Zm3 0v5h7V3M7 21v-7h10v7',
+  saveAs: 'M5 3h9l4 4v5M4 5v14a2 2 0 0 0 2 2h6M8 3v5h6M18 15v6M15 18h6',
   versions: 'M12 8v4l3 2M3.05 11a9 9 0 1 1 .5 4M3 4v5h5',
   train: 'M7 4.5v15a1 1 0 0 0 1.5.86l12-7.5a1 1 0 0 0 0-1.72l-12-7.5A1 1 0 0 0 7 4.5Z',
   sweep: 'M4 20V10M10 20V4M16 20v-7M22 20H2M4 10l6-6 6 9 5-5',
@@ -199,6 +202,15 @@ export const Toolbar = memo(function Toolbar(props: Props) {
           tag={props.savedVersion !== null && !props.dirty ? `v${props.savedVersion}` : undefined}
         >
           <Icon d={ICONS.save} />
+        </ToolButton>
+        <ToolButton
+          label={t('toolbar.saveAs')}
+          secondary
+          onClick={props.onSaveAs}
+          disabled={props.saving}
+          note={t('toolbar.saveAsHelp')}
+        >
+          <Icon d={ICONS.saveAs} />
         </ToolButton>
         <ToolButton label={t('toolbar.import')} secondary onClick={props.onImport}>
           <Icon d={ICONS.import} />
