@@ -1,4 +1,4 @@
-"""Per-user limits: storage quotas for datasets and artifacts, caps on a task's CPUs and GPUs.
+"""Per-user limits: storage quotas for datasets and artifacts, caps on a task's CPUs, GPUs and workers.
 
 Defaults come from the settings, administrators set them per user, the account shows them with the
 storage in use, and what goes over them is refused with a message naming the quota, the usage and
@@ -81,6 +81,7 @@ def test_the_account_shows_the_limits_in_force_and_the_storage_used(
         "artifact_quota_bytes": 5_000,
         "max_cpus_per_task": 2.0,
         "max_gpus_per_task": 0.0,
+        "max_workers_per_task": 4,
     }
     assert first["usage"] == {"datasets_bytes": 0, "artifacts_bytes": 0}
 
@@ -193,3 +194,89 @@ def test_resources_above_the_users_caps_are_refused_on_the_train_node(
     set_limits(admin_client, user_client, max_cpus_per_task=4)
     clone = user_client.post(f"/api/tasks/{allowed.json()['id']}/clone")
     assert clone.status_code == 422 and clone.json()["detail"]["errors"][0]["node_id"] == "train"
+
+
+def distributed(**train: Any) -> dict[str, Any]:
+    graph = copy.deepcopy(GRAPH)
+    graph["nodes"][-1]["params"].update(batch_size=512, **train)
+    return graph
+
+
+def test_a_distributed_run_is_capped_in_workers_each_with_a_real_share_of_a_cpu(
+    admin_client: TestClient, user_client: TestClient, idle: None
+) -> None:
+    # 200 processes of about 0.5 GB each, within a 2-CPU cap at 0.01 CPU apiece: refused on both fields.
+    swarm = user_client.post("/api/tasks", json={"graph": distributed(workers=200, cpus_per_worker=0.01)})
+    assert swarm.status_code == 422, swarm.text
+    problems = {p["field"]: p for p in swarm.json()["detail"]["errors"]}
+    assert problems["workers"]["code"] == "workers_over_cap" and problems["workers"]["node_id"] == "train"
+    assert "200 workers" in problems["workers"]["message"] and "at most 4" in problems["workers"]["message"]
+    assert problems["cpus_per_worker"]["code"] == "worker_share_too_small"
+    assert "0.01 CPUs" in problems["cpus_per_worker"]["message"]
+
+    fair = user_client.post("/api/tasks", json={"graph": distributed(workers=4, cpus_per_worker=0.5)})
+    assert fair.status_code == 201, fair.text
+    changed = set_limits(admin_client, user_client, max_workers_per_task=2)
+    assert changed["max_workers_per_task"] == 2
+    assert account(user_client)["limits"]["max_workers_per_task"] == 2
+    again = user_client.post("/api/tasks", json={"graph": distributed(workers=4, cpus_per_worker=0.5)})
+    assert again.status_code == 422 and again.json()["detail"]["errors"][0]["field"] == "workers"
+    clone = user_client.post(f"/api/tasks/{fair.json()['id']}/clone")  # a clone is admitted again
+    assert clone.status_code == 422 and clone.json()["detail"]["errors"][0]["code"] == "workers_over_cap"
+    assert user_client.get("/api/tasks").json()["count"] == 1
+
+
+SEARCHED_LR = {"lr": {"type": "float", "low": 0.001, "high": 0.1, "log": True}}
+
+
+def test_a_sweep_passes_the_admission_of_a_task_for_every_value_it_searches(
+    user_client: TestClient, settings: Settings, idle: None
+) -> None:
+    def sweep(graph: dict[str, Any], **body: Any) -> Any:
+        return user_client.post("/api/sweeps", json={"graph": graph, "trials": 2, **body})
+
+    # Workers times CPUs against the cap (3 x 1 CPU > 2): as a task would be.
+    wide = distributed(workers=3, cpus_per_worker=1.0)
+    wide["search"] = {"train": SEARCHED_LR}
+    refused = sweep(wide)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["detail"]["errors"][0]["code"] == "resources_over_cap"
+
+    # A searched worker count above the cap, a share below the least: named with the searched value.
+    searched = distributed(workers=2, cpus_per_worker=0.5)
+    searched["search"] = {"train": {"workers": {"type": "int", "low": 2, "high": 200}}}
+    over = sweep(searched)
+    assert over.status_code == 422, over.text
+    (problem,) = over.json()["detail"]["errors"]
+    assert problem["field"] == "workers" and "train.workers=200" in problem["message"]
+    share = distributed(workers=2, cpus_per_worker=0.5)
+    share["search"] = {"train": {"cpus_per_worker": {"type": "choice", "values": [0.5, 0.01]}}}
+    small = sweep(share)
+    assert small.status_code == 422 and small.json()["detail"]["errors"][0]["field"] == "cpus_per_worker"
+    cuda = copy.deepcopy(GRAPH)
+    cuda["search"] = {"train": {"device": {"type": "choice", "values": ["cpu", "cuda"]}}}
+    gpu = sweep(cuda)  # this user may have no GPU: a trial on cuda could never start
+    assert gpu.status_code == 422, gpu.text
+    assert user_client.get("/api/sweeps").json()["count"] == 0
+    assert user_client.get("/api/tasks").json()["count"] == 0
+
+
+def test_each_new_trial_is_admitted_and_a_sweep_over_quota_starts_none(
+    app: FastAPI, user_client: TestClient, settings: Settings, db_session: Session, idle: None
+) -> None:
+    from dragdl.db.models import User
+    from dragdl.server.services.admission import trial_admission
+
+    check = trial_admission(settings, app.state.runner)
+    user = db_session.scalar(select(User).where(User.username == "alice"))
+    assert user is not None
+    resources = {"cpus": 1.0, "gpus": 0.0}
+    assert check(db_session, user.id, copy.deepcopy(GRAPH), resources) is None
+    too_wide = check(db_session, user.id, distributed(workers=3, cpus_per_worker=1.0), resources)
+    assert too_wide is not None and "3 workers ask for 3 CPUs" in too_wide
+    task = user_client.post("/api/tasks", json={"graph": GRAPH})
+    assert task.status_code == 201, task.text
+    (settings.artifacts_dir / task.json()["id"]).mkdir(parents=True)
+    (settings.artifacts_dir / task.json()["id"] / "last.pt").write_bytes(b"x" * 6_000)
+    over = check(db_session, user.id, copy.deepcopy(GRAPH), resources)
+    assert over is not None and "artifact quota of 5000 bytes" in over

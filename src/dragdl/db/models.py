@@ -88,6 +88,7 @@ class User(Base):
     artifact_quota_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     max_cpus_per_task: Mapped[float | None] = mapped_column(Float, nullable=True)
     max_gpus_per_task: Mapped[float | None] = mapped_column(Float, nullable=True)
+    max_workers_per_task: Mapped[int | None] = mapped_column(Integer, nullable=True)
     founder: Mapped[bool | None] = mapped_column(Boolean, nullable=True, unique=True, index=True)
     """True on the account the server's first sign-up made administrator, NULL on all others.
 

@@ -31,6 +31,10 @@ class Settings:
     """Default cap on the CPUs one task of a user may reserve."""
     max_gpus_per_task: float = 1.0
     """Default cap on the GPUs one task of a user may reserve."""
+    max_workers_per_task: int = 4
+    """Default cap on the workers (processes of about 0.5 GB each) of one distributed run of a user."""
+    min_cpus_per_worker: float = 0.5
+    """The smallest CPU share a distributed run's worker may ask for: each is a whole process."""
     session_days: int = 14
     login_concurrency: int = 2
     """Password checks (argon2: slow and memory-hungry on purpose) running at once; more queue."""
@@ -74,6 +78,8 @@ class Settings:
             artifact_quota_bytes=int(env.get("DRAGDL_ARTIFACT_QUOTA_BYTES", str(50 * 1024**3))),
             max_cpus_per_task=float(env.get("DRAGDL_MAX_CPUS_PER_TASK", "4")),
             max_gpus_per_task=float(env.get("DRAGDL_MAX_GPUS_PER_TASK", "1")),
+            max_workers_per_task=int(env.get("DRAGDL_MAX_WORKERS_PER_TASK", "4")),
+            min_cpus_per_worker=float(env.get("DRAGDL_MIN_CPUS_PER_WORKER", "0.5")),
             max_upload_bytes=int(env.get("DRAGDL_MAX_UPLOAD_BYTES", str(2 * 1024**3))),
             predict_batching=env.get("DRAGDL_PREDICT_BATCHING", "1") not in ("0", "false", "no"),
             max_event_streams_per_user=int(env.get("DRAGDL_MAX_EVENT_STREAMS_PER_USER", "20")),

@@ -51,6 +51,9 @@ class UserPublic(BaseModel):
     max_gpus_per_task: float | None = Field(
         description="GPUs one task may reserve; null = the server default."
     )
+    max_workers_per_task: int | None = Field(
+        default=None, description="Workers one distributed run may have; null = the server default."
+    )
     created_at: datetime
 
 
@@ -72,6 +75,7 @@ class UserUpdate(BaseModel):
     artifact_quota_bytes: int | None = Field(default=None, ge=0, le=MAX_QUOTA_BYTES)
     max_cpus_per_task: float | None = Field(default=None, gt=0, le=256)
     max_gpus_per_task: float | None = Field(default=None, ge=0, le=16)
+    max_workers_per_task: int | None = Field(default=None, ge=1, le=256)
 
 
 class Limits(BaseModel):
@@ -82,6 +86,7 @@ class Limits(BaseModel):
     artifact_quota_bytes: int
     max_cpus_per_task: float
     max_gpus_per_task: float
+    max_workers_per_task: int = Field(description="Workers one distributed run may have.")
 
 
 class StorageUsage(BaseModel):

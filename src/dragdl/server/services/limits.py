@@ -1,4 +1,5 @@
-"""What a user may use: storage quotas (datasets, task artifacts) and caps on one task's CPUs and GPUs.
+"""What a user may use: storage quotas (datasets, task artifacts) and caps on one task's CPUs, GPUs
+and workers (a distributed run's processes).
 
 Each limit is a column of the user (set by administrators); NULL there means the server default
 from `Settings`. Usage is measured, not declared:
@@ -42,6 +43,7 @@ class Limits:
     artifact_quota_bytes: int
     max_cpus_per_task: float
     max_gpus_per_task: float
+    max_workers_per_task: int
 
 
 def limits_of(settings: Settings, user: User) -> Limits:
@@ -54,6 +56,7 @@ def limits_of(settings: Settings, user: User) -> Limits:
         artifact_quota_bytes=own(user.artifact_quota_bytes, settings.artifact_quota_bytes),
         max_cpus_per_task=own(user.max_cpus_per_task, settings.max_cpus_per_task),
         max_gpus_per_task=own(user.max_gpus_per_task, settings.max_gpus_per_task),
+        max_workers_per_task=own(user.max_workers_per_task, settings.max_workers_per_task),
     )
 
 

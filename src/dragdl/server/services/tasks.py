@@ -24,10 +24,11 @@ from dragdl.runner.scheduler import Scheduler
 from dragdl.runner.transitions import add_event, finish, guarded_update
 from dragdl.server.errors import public_graph_errors
 from dragdl.server.schemas.tasks import TaskCreate, TaskLog, TaskResources, TaskSort
+from dragdl.server.services import admission
 from dragdl.server.services import graphs as graph_service
 from dragdl.server.services.data_context import check_graph_policy, data_context_for
 from dragdl.server.services.graphs import GraphRejected
-from dragdl.server.services.limits import cap_resources, check_artifact_room, limits_of
+from dragdl.server.services.limits import cap_resources, limits_of
 from dragdl.server.settings import Settings
 
 LOG_CHUNK_BYTES = 64 * 1024
@@ -104,7 +105,12 @@ def resources_for(requested: TaskResources, graph: dict[str, Any]) -> dict[str, 
     return {"cpus": requested.cpus, "gpus": gpus}
 
 
-def _within_caps(
+def train_node_id(graph: dict[str, Any]) -> str | None:
+    node = _train_node(graph)
+    return str(node["id"]) if node else None
+
+
+def within_caps(
     settings: Settings, user: User, resources: dict[str, float | None], graph: dict[str, Any]
 ) -> dict[str, float | None]:
     """The resources if the user's caps per task allow them; GraphRejected (422) on the train node.
@@ -265,9 +271,7 @@ def requested_graph(
 def submit(db: Session, settings: Settings, user: User, body: TaskCreate, runner: Runner | None) -> Task:
     raw, graph_id, default_name = requested_graph(db, user, body.graph_id, body.graph, "task")
     data = check_graph(db, settings, user, raw)
-    resources = _within_caps(settings, user, resources_for(body.resources, data), data)
-    check_fits_a_node(runner, resources, data)
-    check_artifact_room(db, settings, user)
+    resources = admission.admit(db, settings, user, data, body.resources, runner)
     task = _queue(
         db, user, data, body.name or default_name[:200], graph_id, body.priority, resources, "submitted"
     )
@@ -449,9 +453,9 @@ def retry_task(db: Session, task: Task, runner: Runner | None) -> Task:
 def clone_task(db: Session, settings: Settings, user: User, task: Task, runner: Runner | None) -> Task:
     """A new queued task training the same graph from scratch (validated again: data may have changed)."""
     data = check_graph(db, settings, user, task.graph_snapshot)
-    requested = _within_caps(settings, user, dict(task.resources or {}), data)
-    check_fits_a_node(runner, requested, data)
-    check_artifact_room(db, settings, user)
+    stored = task.resources or {}
+    asked = TaskResources(cpus=float(stored.get("cpus") or 1.0), gpus=stored.get("gpus"))
+    requested = admission.admit(db, settings, user, data, asked, runner)
     name = f"{task.name} (copy)"[:200]
     clone = _queue(
         db, user, data, name, task.graph_id, task.priority, requested, f"cloned from task {task.id}"
