@@ -51,6 +51,9 @@ class GraphModule(nn.Module):
         # without the value table: on small networks the table's dictionary work per layer is a
         # measurable share of a step.
         self.chain = self._is_chain(steps, output) and list(layers) == [s.node_id for s in steps]
+        self.with_lengths = frozenset(node_id for node_id, layer in layers.items() if takes_lengths(layer))
+        """The layers called as `module(x, lengths)`. Empty for most graphs, which then run the
+        plain paths below without a per-step test."""
         self.output_scale: tuple[float, float] | None = None
         """(shift, scale): a regressor learns its target standardized and answers z * scale + shift.
         Plain floats, not buffers: the weights files stay as they were, and the bundle's JSON
@@ -104,8 +107,15 @@ class GraphModule(nn.Module):
             previous = step.node_id
         return bool(steps) and previous == output
 
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        out = self._forward_chain(images) if self.chain else self._forward_graph(images)
+    def forward(self, images: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+        """`lengths`: each sample's count of valid steps when a batch of sequences is padded; passed
+        to every layer that declares `takes_lengths`, ignored by the others."""
+        if self.with_lengths:
+            out = self._forward_with_lengths(images, lengths)
+        elif self.chain:
+            out = self._forward_chain(images)
+        else:
+            out = self._forward_graph(images)
         if self.output_scale is not None:
             shift, scale = self.output_scale
             out = out * scale + shift
@@ -125,6 +135,23 @@ class GraphModule(nn.Module):
                 del values[source]
         return values[self.output]
 
+    def _forward_with_lengths(self, images: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
+        # A loop of its own, so that graphs without such layers pay no test per step.
+        values: dict[str, torch.Tensor] = {self.INPUT: images}
+        for step in self.steps:
+            args: list[torch.Tensor | None] = [values[source] for source in step.inputs]
+            if step.node_id in self.with_lengths:
+                args.append(lengths)
+            try:
+                values[step.node_id] = self.layers[step.node_id](*args)
+            except LayerRuntimeError:
+                raise
+            except Exception as exc:
+                raise LayerRuntimeError(step.node_id, str(exc).split("\n")[0]) from exc
+            for source in step.release:
+                del values[source]
+        return values[self.output]
+
     def _forward_chain(self, x: torch.Tensor) -> torch.Tensor:
         # ModuleDict keeps the insertion order, checked to be the steps' order in __init__.
         for node_id, layer in self.layers.items():
@@ -135,6 +162,12 @@ class GraphModule(nn.Module):
             except Exception as exc:
                 raise LayerRuntimeError(node_id, str(exc).split("\n")[0]) from exc
         return x
+
+
+def takes_lengths(layer: nn.Module) -> bool:
+    """Whether a layer's module is called with the batch's sequence lengths as a second argument
+    (a class attribute `takes_lengths = True`, as variable-length recurrent layers declare)."""
+    return getattr(layer, "takes_lengths", False) is True
 
 
 @runtime_checkable
