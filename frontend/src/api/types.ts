@@ -90,7 +90,7 @@ export interface GraphSpec {
   description?: string;
   nodes: GraphNodeSpec[];
   edges: GraphEdgeSpec[];
-  /** Params a sweep searches: node id -> param -> range or choices (engine/sweep/space.py). */
+  /** Params a sweep searches: node id -> param -> range or choices (engine/graph/search.py). */
   search?: SearchSection | null;
 }
 

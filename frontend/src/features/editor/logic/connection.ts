@@ -1,4 +1,4 @@
-// The canvas side of the edge rules the server also checks (graph/structure.py):
+// The canvas side of the edge rules the server also checks (analysis/structure.py):
 // exact port types, one edge into a single input, no self-loops, no cycles, no duplicates.
 import { findPort, producedType, type CatalogIndex } from '../../catalog/catalogIndex';
 

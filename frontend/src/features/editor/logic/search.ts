@@ -1,4 +1,4 @@
-// The graph's search section (engine/sweep/space.py): which params of a node a sweep samples, and
+// The graph's search section (engine/graph/search.py): which params of a node a sweep samples, and
 // how. In the editor each node carries its own part (`data.search`), so marking a param is a node
 // change like any other (one undo step, gone with the node); the graph file keeps the section at
 // the graph level, `search[nodeId][param]`, which the server validates.
