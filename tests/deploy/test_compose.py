@@ -23,7 +23,8 @@ from .manifests import (
 )
 
 PASSWORD = "s3cretFromTheEnvironment"
-ENV = {"POSTGRES_PASSWORD": PASSWORD}
+TOKEN = "0123456789abcdef0123456789abcdef"
+ENV = {"POSTGRES_PASSWORD": PASSWORD, "RAY_AUTH_TOKEN": TOKEN}
 _URL_PASSWORD = re.compile(r"://[^:/@]+:(\$\{[^}]*\}|[^@]*)@")
 """The password of a URL `scheme://user:password@host`, a `${...}` reference included whole."""
 DRAGDL_SERVICES = ("api", "ray-head", "ray-worker")
@@ -76,9 +77,9 @@ def test_docker_compose_config_accepts_the_files(command: list[str]) -> None:
 
 def test_the_database_password_is_required_and_has_no_default() -> None:
     with pytest.raises(MissingVariable, match="POSTGRES_PASSWORD"):
-        load_compose({})
+        load_compose({"RAY_AUTH_TOKEN": TOKEN})
     with pytest.raises(MissingVariable, match="POSTGRES_PASSWORD"):
-        load_compose({"POSTGRES_PASSWORD": ""})
+        load_compose({"POSTGRES_PASSWORD": "", "RAY_AUTH_TOKEN": TOKEN})
 
 
 def test_no_secret_is_written_in_the_compose_file() -> None:
@@ -156,3 +157,31 @@ def test_images_are_pinned_by_tag() -> None:
             assert tag and tag != "latest", f"{name}: {image}"
         assert compose["services"]["api"]["build"]["args"]["VARIANT"] == variant
         assert compose["services"]["api"]["image"] == f"dragdl:{variant}"
+
+
+def test_ray_authenticates_with_the_token_from_the_environment_and_serves_no_ray_client() -> None:
+    services = load_compose(ENV)["services"]
+    for name in DRAGDL_SERVICES:
+        environment = services[name]["environment"]
+        assert environment["RAY_AUTH_MODE"] == "token", name
+        assert environment["RAY_AUTH_TOKEN"] == TOKEN, name
+        assert environment["RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO"] == "1", name
+    assert "--ray-client-server-port=0" in services["ray-head"]["command"]
+    with pytest.raises(MissingVariable, match="RAY_AUTH_TOKEN"):
+        load_compose({"POSTGRES_PASSWORD": PASSWORD})
+
+
+def test_the_ray_nodes_hold_no_database_secret() -> None:
+    services = load_compose(ENV)["services"]
+    for name in ("ray-head", "ray-worker"):
+        values = " ".join(str(value) for value in services[name]["environment"].values())
+        assert PASSWORD not in values and "DATABASE_URL" not in " ".join(services[name]["environment"])
+
+
+def test_every_service_has_a_memory_limit_and_the_dragdl_ones_no_privileges() -> None:
+    services = load_compose(ENV)["services"]
+    for name, service in services.items():
+        assert re.fullmatch(r"\d+[kmg]", str(service.get("mem_limit", ""))), name
+    for name in DRAGDL_SERVICES:
+        assert services[name]["cap_drop"] == ["ALL"], name
+        assert "no-new-privileges:true" in services[name]["security_opt"], name

@@ -183,3 +183,48 @@ def test_the_api_probes_ask_the_health_route() -> None:
     for probe in ("readinessProbe", "livenessProbe"):
         assert api[probe]["httpGet"] == {"path": health, "port": port["name"]}
     assert _config()["DRAGDL_HOST"] == "0.0.0.0"
+
+
+def _all_pods() -> list[tuple[str, dict[str, Any]]]:
+    return [pod for document in DOCUMENTS for pod in pod_specs(document)]
+
+
+@pytest.mark.parametrize("name,pod", _all_pods(), ids=[name for name, _ in _all_pods()])
+def test_every_pod_meets_the_restricted_pod_security_standard(name: str, pod: dict[str, Any]) -> None:
+    level = pod.get("securityContext") or {}
+    for container in [*pod.get("initContainers", []), *pod["containers"]]:
+        own = container.get("securityContext") or {}
+        where = f"{name}/{container['name']}"
+        assert own.get("allowPrivilegeEscalation") is False, where
+        assert own.get("capabilities", {}).get("drop") == ["ALL"], where
+        assert not own.get("capabilities", {}).get("add"), where
+        assert own.get("runAsNonRoot", level.get("runAsNonRoot")) is True, where
+        seccomp = own.get("seccompProfile", level.get("seccompProfile")) or {}
+        assert seccomp.get("type") in ("RuntimeDefault", "Localhost"), where
+        assert not own.get("privileged"), where
+
+
+def test_ray_authenticates_with_a_token_and_serves_no_ray_client() -> None:
+    assert _config()["RAY_AUTH_MODE"] == "token"
+    assert _config()["RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO"] == "1"
+    for name, pod in _dragdl_pods():
+        for container in pod["containers"]:
+            env = {item["name"]: item for item in container.get("env", [])}
+            secret = env["RAY_AUTH_TOKEN"]["valueFrom"]["secretKeyRef"]
+            assert secret == {"name": "dragdl-ray-token", "key": "token"}, name
+    ray = find(DOCUMENTS, "RayCluster", "dragdl")
+    assert ray["spec"]["headGroupSpec"]["rayStartParams"]["ray-client-server-port"] == "0"
+    head = ray["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    assert 10001 not in {port["containerPort"] for port in head.get("ports", [])}
+
+
+def test_the_ray_nodes_hold_no_database_secret() -> None:
+    ray = find(DOCUMENTS, "RayCluster", "dragdl")
+    for name, pod in pod_specs(ray):
+        for container in pod["containers"]:
+            names = {item["name"] for item in container.get("env", [])}
+            assert not names & {"POSTGRES_PASSWORD", "DRAGDL_DATABASE_URL"}, name
+    assert not {"POSTGRES_PASSWORD", "DRAGDL_DATABASE_URL"} & set(_config())
+    # The API is a Ray node too: its `ray start` runs without the database's variables.
+    serve = (K8S_DIR.parent / "docker" / "dragdl-serve").read_text()
+    assert "env -u DRAGDL_DATABASE_URL -u POSTGRES_PASSWORD ray start" in serve
