@@ -156,7 +156,7 @@ const en = {
     accepts: 'accepts {{types}}',
     outputs: 'outputs {{type}}',
     unknownType: 'Unknown node type {{type}}',
-    portType: { images: 'images', tensor: 'tensor', logits: 'logits', table: 'table' },
+    portType: { images: 'images', tensor: 'tensor', logits: 'logits', table: 'table', sequence: 'sequence' },
   },
   props: {
     title: 'Properties',
@@ -279,6 +279,27 @@ const en = {
   graphError: {
     thisNode: 'This node',
     got: ' (got {{got}})',
+    shown: ' ({{values}})',
+    didYouMean: '; did you mean {{close}}?',
+    columnKind: { number: 'numbers', category: 'categories' },
+    detailed: {
+      dataset_invalid: '{{node}}: the dataset cannot be read: {{where}}',
+      column_unknown: '{{node}}: the table has no column {{column}}{{hint}} (columns: {{columns}})',
+      missing_values:
+        '{{node}}: row {{row}}, column {{column}} has no value ({{count}} missing in all) and nothing fills it: add a Fill missing values node before the network',
+      text_feature:
+        '{{node}}: column {{column}} holds text (categories) and reached the network: add a One-hot node before the first layer, or drop the column with Select columns',
+      target_missing: '{{node}}: the target column {{column}} is empty in row {{row}} ({{count}} rows in all)',
+      value_not_numeric: 'row {{row}}, column {{column}}: {{value}} is not a number',
+      unknown_category:
+        'row {{row}}, column {{column}}: {{value}} is not one of the values seen in training ({{known}})',
+      target_not_numeric:
+        '{{node}}: the target column {{column}} holds the text {{value}} in row {{row}}; a regressor needs a number in every row (use a classifier for categories)',
+      too_many_categories:
+        '{{node}}: column {{column}} has {{count}} distinct values, more than {{limit}}: it looks like free text or an identifier; drop it with Select columns, or raise Most categories per column',
+      column_kind: '{{node}}: column {{column}} holds {{kind}}, not what this field needs',
+      port_type_mismatch: '{{node}} cannot take the {{produced}} connected to it: it accepts {{accepted}}',
+    },
     param: {
       greater_than_equal: '{{field}} must be at least {{limit}}',
       greater_than: '{{field}} must be greater than {{limit}}',

@@ -156,7 +156,7 @@ const zh: Messages = {
     accepts: '接受 {{types}}',
     outputs: '输出 {{type}}',
     unknownType: '未知节点类型 {{type}}',
-    portType: { images: '图像', tensor: '张量', logits: '类别分数', table: '表格' },
+    portType: { images: '图像', tensor: '张量', logits: '类别分数', table: '表格', sequence: '序列' },
   },
   props: {
     title: '属性',
@@ -279,6 +279,26 @@ const zh: Messages = {
   graphError: {
     thisNode: '此节点',
     got: '（当前值：{{got}}）',
+    shown: '（{{values}}）',
+    didYouMean: '；是否要用 {{close}}？',
+    columnKind: { number: '数值', category: '类别' },
+    detailed: {
+      dataset_invalid: '{{node}}的数据集无法读取：{{where}}',
+      column_unknown: '{{node}}：表格中没有列 {{column}}{{hint}}（表格的列：{{columns}}）',
+      missing_values:
+        '{{node}}：第 {{row}} 行的列 {{column}} 没有值（共缺 {{count}} 个），且没有节点填充：请在网络前加一个“填充缺失值”节点',
+      text_feature:
+        '{{node}}：列 {{column}} 是文本（类别），却到达了网络：请在第一层前加一个独热编码节点，或用“选择列”去掉这一列',
+      target_missing: '{{node}}：目标列 {{column}} 在第 {{row}} 行为空（共 {{count}} 行）',
+      value_not_numeric: '第 {{row}} 行的列 {{column}}：{{value}} 不是数字',
+      unknown_category: '第 {{row}} 行的列 {{column}}：{{value}} 不是训练中出现过的值（{{known}}）',
+      target_not_numeric:
+        '{{node}}：目标列 {{column}} 在第 {{row}} 行是文字 {{value}}；回归器需要每一行都是数字（类别请用分类器）',
+      too_many_categories:
+        '{{node}}：列 {{column}} 有 {{count}} 个不同取值，超过 {{limit}}，看起来是自由文本或编号：请用“选择列”去掉它，或调高“每列最多类别数”',
+      column_kind: '{{node}}：列 {{column}} 是{{kind}}列，不是这里需要的类型',
+      port_type_mismatch: '{{node}}不能接收连到它的{{produced}}：它只接受{{accepted}}',
+    },
     param: {
       greater_than_equal: '{{field}}不能小于 {{limit}}',
       greater_than: '{{field}}必须大于 {{limit}}',

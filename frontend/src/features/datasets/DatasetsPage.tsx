@@ -141,7 +141,7 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
       )}
       {error && (
         <p className="wb-error" role="alert" data-upload-error>
-          {t('datasets.refused', { message: error })}
+          {error}
         </p>
       )}
     </form>

@@ -23,7 +23,6 @@ const en = {
     sent: '{{loaded}} of {{total}} sent ({{percent}}%)',
     processing: 'Uploaded; the server is unpacking and checking the images…',
     cancelled: 'The upload was cancelled.',
-    refused: 'Upload refused: {{message}}',
     uploaded: 'Uploaded “{{name}}” ({{count}} images)',
     uploadedTable: 'Uploaded “{{name}}” ({{count}} rows)',
     check: {
@@ -108,7 +107,6 @@ const zh: Widen<typeof en> = {
     sent: '已发送 {{loaded}} / {{total}}（{{percent}}%）',
     processing: '已上传；服务器正在解包并检查图像…',
     cancelled: '上传已取消。',
-    refused: '上传被拒绝：{{message}}',
     uploaded: '已上传“{{name}}”（{{count}} 张图像）',
     uploadedTable: '已上传“{{name}}”（{{count}} 行）',
     check: {

@@ -22,7 +22,10 @@ export function useRefusalText() {
   return (verdict: ConnectionVerdict): string | null => {
     if (verdict.ok) return null;
     const values = { ...verdict.values };
-    if (values.accepted) values.accepted = values.accepted.split('|').join(t('connection.or'));
+    // Port types are words of the reader's language ("表格", not "table"), as on the node cards.
+    const portName = (type: string) => t(`node.portType.${type}`, { defaultValue: type });
+    if (values.produced) values.produced = portName(values.produced);
+    if (values.accepted) values.accepted = values.accepted.split('|').map(portName).join(t('connection.or'));
     return t(`connection.${verdict.reason}`, values);
   };
 }

@@ -2,6 +2,7 @@
 import type { TFunction } from 'i18next';
 import type { GraphError, JsonSchema } from '../../../api/types';
 import type { CatalogIndex } from '../../catalog/catalogIndex';
+import { messageDetails, missingValues } from './errorDetails';
 
 /** Names the message may use: the node's display title and the field's title, both already translated. */
 export interface ErrorNames {
@@ -35,13 +36,40 @@ export function errorText(error: GraphError, t: TFunction, names: ErrorNames, la
     cap: details.cap === undefined ? '' : String(details.cap),
   };
   if (language === 'en') return error.message;
+  const text = translated(error, t, values);
+  // Nothing the English names may be dropped: values no template placed are shown after it.
+  const left = missingValues(error.message, text);
+  return left.length ? text + t('graphError.shown', { values: left.join('，') }) : text;
+}
+
+function translated(error: GraphError, t: TFunction, values: Record<string, string>): string {
+  const details = error.details ?? {};
   if (error.code === 'param_invalid' && typeof details.type === 'string') {
     const key = `graphError.param.${details.type}`;
     const base = t(key, { ...values, defaultValue: t('graphError.code.param_invalid', values) });
     return details.got === undefined ? base : base + t('graphError.got', { got: String(details.got) });
   }
-  const key = `graphError.code.${error.code}`;
-  return t(key, { ...values, defaultValue: t('graphError.code.unknown', values) });
+  const plain = t(`graphError.code.${error.code}`, { ...values, defaultValue: t('graphError.code.unknown', values) });
+  const named = { ...values, ...detailValues(error, t) };
+  const read = messageDetails(error.code, error.message);
+  if (read === null && !('column' in named) && !('produced' in named)) return plain;
+  const extra = { ...named, ...read };
+  const hint = extra.close ? t('graphError.didYouMean', { close: extra.close }) : '';
+  return t(`graphError.detailed.${error.code}`, { ...extra, hint, defaultValue: plain });
+}
+
+/** Values the server sent as details, worded for the templates (port types and column kinds translated). */
+function detailValues(error: GraphError, t: TFunction): Record<string, string> {
+  const details = error.details ?? {};
+  const found: Record<string, string> = {};
+  if (typeof details.column === 'string') found.column = `'${details.column}'`;
+  if (typeof details.count === 'number') found.count = String(details.count);
+  if (typeof details.kind === 'string')
+    found.kind = t(`graphError.columnKind.${details.kind}`, { defaultValue: details.kind });
+  const portName = (type: unknown) => t(`node.portType.${String(type)}`, { defaultValue: String(type) });
+  if (typeof details.produced === 'string') found.produced = portName(details.produced);
+  if (Array.isArray(details.accepted)) found.accepted = details.accepted.map(portName).join(t('connection.or'));
+  return found;
 }
 
 /**
