@@ -14,6 +14,11 @@ Each pass, for every sweep with work left (ask-and-tell, the study rebuilt from 
 
 Every decision is committed before the next is taken, and the driver holds nothing in memory across
 passes: after a server restart it continues from the rows (the scheduler resumes the tasks).
+
+Sweeps are isolated from each other: an error in one sweep's pass (a value its param refuses, a row
+no study can read) fails that sweep with the error as its message, and the pass goes on with the
+others. A trial is queued only while its sweep is still RUNNING, checked in the same transaction
+(a row lock on PostgreSQL), so a sweep stopped during a pass starts nothing more.
 """
 
 from __future__ import annotations
@@ -21,20 +26,26 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from pydantic import TypeAdapter
-from sqlalchemy import or_, select
+from sqlalchemy import CursorResult, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from dragdl.db.models import Sweep, SweepStatus, SweepTrial, Task, TaskEvent, TaskStatus, utcnow
 from dragdl.runner.base import DEFAULT_MAX_ATTEMPTS
 from dragdl.runner.failures import is_transient_db_error
-from dragdl.runner.transitions import add_event, finish, guarded_update
+from dragdl.runner.transitions import add_event, guarded_update
 
 log = logging.getLogger(__name__)
 
 SWEEP_TASK_PRIORITY = 0
+MAX_ERROR_CHARS = 1000
+"""The `sweeps.error` column's size."""
+
+
+class SweepError(Exception):
+    """A sweep cannot go on (a trial's value its param refuses): the sweep fails with this message."""
 
 
 def plan_of(sweep: Sweep) -> Any:
@@ -123,8 +134,46 @@ class SweepDriver:
                 return
             with self.sessions() as db:
                 sweep = db.get(Sweep, sweep_id)
-                if sweep is not None:
+                if sweep is None:
+                    continue
+                try:
                     self.step(db, sweep)
+                except Exception as exc:
+                    if is_transient_db_error(exc):
+                        raise  # the whole pass waits for the database, then redoes this sweep
+                    db.rollback()
+                    self.fail(db, sweep_id, exc)
+
+    def fail(self, db: Session, sweep_id: str, exc: Exception) -> None:
+        """The sweep ends FAILED with the error as its message; its running trials end FAILED and
+        their tasks stop (a queued one at once). Other sweeps are not touched."""
+        if isinstance(exc, SweepError):
+            message = str(exc)
+            log.warning("sweep %s failed: %s", sweep_id, message)
+        else:
+            message = f"the sweep driver failed on this sweep: {type(exc).__name__}: {exc}"
+            log.exception("sweep %s failed", sweep_id)
+        failed = db.execute(
+            update(Sweep)
+            .where(Sweep.id == sweep_id, Sweep.status == SweepStatus.RUNNING)
+            .values(status=SweepStatus.FAILED, error=message[:MAX_ERROR_CHARS], finished_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        running = list(
+            db.scalars(
+                select(SweepTrial).where(SweepTrial.sweep_id == sweep_id, SweepTrial.state == "RUNNING")
+            )
+        )
+        for row in running:
+            row.state, row.finished_at = "FAILED", utcnow()
+            task = db.get(Task, row.task_id) if row.task_id else None
+            if task is not None and not task.status.finished:
+                self._stop(db, task, "its sweep failed")
+        if not running and cast(CursorResult[Any], failed).rowcount == 0:
+            db.rollback()
+            return
+        db.commit()
+        self.wake_runner()
 
     def step(self, db: Session, sweep: Sweep) -> None:
         plan = plan_of(sweep)
@@ -137,11 +186,27 @@ class SweepDriver:
         active = sum(1 for row in rows if row.state == "RUNNING")
         room = min(sweep.parallel - active, sweep.trials - len(rows))
         for _ in range(max(room, 0)):
-            rows.append(self._launch(db, sweep, plan, rows))
+            launched = self._launch(db, sweep, plan, rows)
+            if launched is None:
+                return  # stopped meanwhile
+            rows.append(launched)
         if len(rows) >= sweep.trials and all(row.state != "RUNNING" for row in rows):
-            sweep.status, sweep.finished_at = SweepStatus.SUCCEEDED, utcnow()
-            db.commit()
-            log.info("sweep %s finished its %d trials", sweep.id, sweep.trials)
+            if self._still_running(db, sweep.id, SweepStatus.SUCCEEDED, finished_at=utcnow()):
+                db.commit()
+                log.info("sweep %s finished its %d trials", sweep.id, sweep.trials)
+            else:
+                db.rollback()
+
+    def _still_running(self, db: Session, sweep_id: str, status: SweepStatus, **values: Any) -> bool:
+        """UPDATE the sweep WHERE it is still RUNNING (status unchanged or the new one); on PostgreSQL
+        the row stays locked until the commit, so a concurrent stop waits for it or wins."""
+        result = db.execute(
+            update(Sweep)
+            .where(Sweep.id == sweep_id, Sweep.status == SweepStatus.RUNNING)
+            .values(status=status, **values)
+            .execution_options(synchronize_session=False)
+        )
+        return cast(CursorResult[Any], result).rowcount == 1
 
     def _trials(self, db: Session, sweep: Sweep) -> list[SweepTrial]:
         return list(
@@ -168,7 +233,9 @@ class SweepDriver:
                 self._end(
                     db, row, "PRUNED", value=best_value(list(row.intermediate.values()), sweep.direction)
                 )
-                self._stop(db, task)
+                self._stop(db, task, "pruned by its sweep")
+                db.commit()
+                self.wake_runner()
                 log.info(
                     "sweep %s: trial %d pruned at epoch %s",
                     sweep.id,
@@ -216,22 +283,26 @@ class SweepDriver:
         row.state, row.value, row.finished_at = state, value, utcnow()
         db.commit()
 
-    def _stop(self, db: Session, task: Task) -> None:
-        """The task center's stop: a queued task ends at once, a running one checkpoints and stops."""
-        if task.status == TaskStatus.QUEUED:
-            finish(db, task.id, TaskStatus.STOPPED, "pruned by its sweep", from_statuses=(TaskStatus.QUEUED,))
-        elif guarded_update(db, [Task.id == task.id, Task.status == TaskStatus.RUNNING], stop_requested=True):
-            add_event(db, task.id, "log", {"level": "info", "message": "pruned by its sweep: stopping"})
-        db.commit()
-        self.wake_runner()
+    def _stop(self, db: Session, task: Task, why: str) -> None:
+        """The task center's stop, in the caller's transaction: a queued task ends at once, a running
+        one checkpoints and stops."""
+        stop_task_now(db, task.id, why)
 
     # -- a new trial ---------------------------------------------------------------------------------
 
-    def _launch(self, db: Session, sweep: Sweep, plan: Any, rows: list[SweepTrial]) -> SweepTrial:
+    def _launch(self, db: Session, sweep: Sweep, plan: Any, rows: list[SweepTrial]) -> SweepTrial | None:
+        """Queue the next trial's task, unless the sweep stopped meanwhile (None)."""
         from dragdl.engine.graph.search import substitute
+        from dragdl.engine.sweep.check import check_values
         from dragdl.engine.sweep.study import ask
 
         params, attrs = ask(plan, stored_trials(rows))
+        problem = check_values(sweep.base_graph, params)
+        if problem is not None:
+            raise SweepError(f"trial {len(rows) + 1}: {problem}")
+        if not self._still_running(db, sweep.id, SweepStatus.RUNNING):
+            db.rollback()
+            return None
         number = len(rows)
         task = Task(
             owner_id=sweep.owner_id,
@@ -269,3 +340,16 @@ class SweepDriver:
         db.commit()
         self.wake_runner()
         return row
+
+
+def stop_task_now(db: Session, task_id: str, why: str) -> None:
+    """Stop a task in the caller's transaction (nothing is committed): QUEUED -> STOPPED at once, so
+    the scheduler can no longer start it; a RUNNING one is asked to checkpoint and stop."""
+    now = utcnow()
+    queued = [Task.id == task_id, Task.status == TaskStatus.QUEUED]
+    if guarded_update(
+        db, queued, status=TaskStatus.STOPPED, finished_at=now, stop_requested=False, queued_reason=None
+    ):
+        add_event(db, task_id, "status", {"status": TaskStatus.STOPPED.value, "message": why})
+    elif guarded_update(db, [Task.id == task_id, Task.status == TaskStatus.RUNNING], stop_requested=True):
+        add_event(db, task_id, "log", {"level": "info", "message": f"{why}: stopping"})

@@ -21,6 +21,7 @@ from dragdl.server.routes import auth, catalog, datasets, graphs, health, models
 from dragdl.server.services.event_hub import EventHub
 from dragdl.server.services.graphs import GraphRejected
 from dragdl.server.services.prediction import PredictionService
+from dragdl.server.services.sweep_importance import ImportanceCache
 from dragdl.server.services.tasks import create_runner
 from dragdl.server.settings import Settings
 from dragdl.server.throttle import LoginThrottle, PasswordGate
@@ -55,12 +56,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.runner.start()
     app.state.sweeps = SweepDriver(app.state.sessions, app.state.runner.wake)
     app.state.sweeps.start()
+    app.state.importance = ImportanceCache()
     app.state.predictor = PredictionService.from_settings(settings)
     try:
         yield
     finally:
         await app.state.events.close()
         app.state.sweeps.shutdown()
+        app.state.importance.close()
         app.state.runner.shutdown()
         await app.state.predictor.close()
         engine.dispose()

@@ -14,10 +14,14 @@ from pydantic import ValidationError
 
 from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.search import Choice, FloatRange, IntRange, Scalar, SearchSection, searched
-from dragdl.engine.nodes.registry import NodeType
+from dragdl.engine.nodes.registry import NodeType, get_node_type
 
 MAX_GRID = 10_000
-"""A grid larger than this is refused: no sweep could visit it."""
+"""Values of one param's grid (a range's step); more are refused: no sweep could visit them."""
+MAX_GRID_POINTS = 100_000
+"""Points of a whole grid sweep (the product of its params' values), counted from the spec."""
+CHECKED_ENDS = 500
+"""Grid values checked at each end of a longer range (a param's constraints are bounds)."""
 
 
 def check_search(
@@ -63,10 +67,7 @@ def _check_param(
         problem = _check_range(param, spec)
         if problem is not None:
             return "search_range_invalid", problem
-        values: list[Scalar] = [spec.low, spec.high]
-    else:
-        values = list(spec.values)
-    for value in values:
+    for value in produced_values(spec):
         try:
             kind.params_model.model_validate({**params, param: value})
         except ValidationError as exc:
@@ -115,13 +116,81 @@ def _union_parts(annotation: Any) -> list[Any]:
     return [annotation]
 
 
-def grid_values(spec: FloatRange | IntRange | Choice) -> list[Scalar] | None:
-    """The values a grid sweep visits; None when the param has no grid (a real range without step)."""
+def grid_count(spec: FloatRange | IntRange | Choice) -> int | None:
+    """How many values a grid sweep visits for this param, without listing them; None when it has
+    no grid (a real range without a step)."""
     if isinstance(spec, Choice):
-        return list(spec.values)
+        return len(spec.values)
     if spec.step is None:
         return None
-    count = math.floor((spec.high - spec.low) / spec.step + 1e-9) + 1
+    return math.floor((spec.high - spec.low) / spec.step + 1e-9) + 1
+
+
+def grid_value(spec: FloatRange | IntRange | Choice, index: int) -> Scalar:
+    """The `index`-th value of the param's grid (0-based, below `grid_count`)."""
+    if isinstance(spec, Choice):
+        return spec.values[index]
+    assert spec.step is not None
     if isinstance(spec, IntRange):
-        return [spec.low + i * spec.step for i in range(count)]
-    return [round(spec.low + i * spec.step, 12) for i in range(count)]
+        return spec.low + index * spec.step
+    return tidy(spec.low + index * spec.step)
+
+
+def tidy(value: float) -> float:
+    """12 significant digits: hides the float noise of low + i * step (0.30000000000000004) but,
+    unlike rounding to 12 decimals, never turns a small positive value (1e-13) into 0."""
+    return float(f"{value:.12g}")
+
+
+def grid_points(section: SearchSection | None, limit: int = MAX_GRID_POINTS) -> int:
+    """The number of points of the section's grid, counted from the specs; stops counting above
+    `limit` (returns limit + 1), so a 10^6000-point grid costs nothing. ValueError naming the first
+    param without a grid."""
+    total = 1
+    for node_id, param, spec in searched(section):
+        count = grid_count(spec)
+        if count is None:
+            raise ValueError(f"{node_id}.{param}: a grid sweep needs a step for a real range, or choices")
+        total = min(total * count, limit + 1)
+    return total
+
+
+def produced_values(spec: FloatRange | IntRange | Choice) -> list[Scalar]:
+    """The values a sweep may give the param that are checked against its model: every choice; a
+    range's bounds and its grid values as the sweep computes them (all of a short grid, the ends of
+    a long one: a rounded value must not slip past a bound)."""
+    if isinstance(spec, Choice):
+        return list(spec.values)
+    values: list[Scalar] = [spec.low, spec.high]
+    count = grid_count(spec)
+    if count is not None:
+        indices = (
+            range(count)
+            if count <= 2 * CHECKED_ENDS
+            else [
+                *range(CHECKED_ENDS),
+                *range(count - CHECKED_ENDS, count),
+            ]
+        )
+        values.extend(grid_value(spec, i) for i in indices)
+    return values
+
+
+def check_values(graph: dict[str, Any], values: dict[str, Scalar]) -> str | None:
+    """Whether a trial's values (`node.param` -> value) fit their params' own models in `graph`:
+    None, or a message naming the node, the param and the value. The sweep driver asks it of every
+    trial before queueing it, so a value no check foresaw fails its sweep, not the driver."""
+    nodes = {node.get("id"): node for node in graph.get("nodes", []) if isinstance(node, dict)}
+    for name, value in values.items():
+        node_id, _, param = name.partition(".")
+        node = nodes.get(node_id)
+        kind = get_node_type(str(node.get("type"))) if node is not None else None
+        if node is None or kind is None:
+            return f"the search section names node {node_id!r}, which is not in the graph"
+        try:
+            kind.params_model.model_validate({**(node.get("params") or {}), param: value})
+        except ValidationError as exc:
+            reasons = "; ".join(item["msg"] for item in exc.errors() if item["loc"][:1] == (param,))
+            if reasons:
+                return f"node {node_id!r}: {param} = {value!r} does not fit the parameter: {reasons}"
+    return None

@@ -10,11 +10,12 @@ server restart from the database alone, on SQLite and PostgreSQL alike, without 
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dragdl.engine.graph.search import FloatRange, IntRange, Scalar, SearchSection, key, searched
-from dragdl.engine.sweep.check import grid_values
+from dragdl.engine.sweep.check import grid_count, grid_points, grid_value
 
 if TYPE_CHECKING:
     from optuna import Study
@@ -73,19 +74,37 @@ def distributions(section: SearchSection) -> dict[str, BaseDistribution]:
     return result
 
 
-def grid(section: SearchSection) -> dict[str, list[Scalar]]:
-    """The grid of a grid sweep; ValueError naming the first param that has none."""
-    result: dict[str, list[Scalar]] = {}
-    for node_id, param, spec in searched(section):
-        values = grid_values(spec)
-        if values is None:
-            raise ValueError(f"{node_id}.{param}: a grid sweep needs a step for a real range, or choices")
-        result[key(node_id, param)] = values
-    return result
-
-
 def grid_size(section: SearchSection) -> int:
-    return math.prod(len(values) for values in grid(section).values())
+    """Points of the section's grid (at most MAX_GRID_POINTS + 1: counting stops above the limit)."""
+    return grid_points(section)
+
+
+def grid_point(plan: SweepPlan, stored: list[StoredTrial]) -> tuple[dict[str, Scalar], dict[str, Any]]:
+    """The next point of a grid sweep, never listing the grid: points are numbered in mixed radix
+    (one digit per param) and visited in a seeded order, i -> (a * i + b) mod n with a coprime to n,
+    which is a permutation of 0..n-1. A point already stored (by its `grid_index`) is skipped, so at
+    most len(stored) + 1 candidates are looked at."""
+    specs = searched(plan.section)
+    counts = [grid_count(spec) for _, _, spec in specs]
+    if any(count is None for count in counts):
+        grid_points(plan.section)  # raises, naming the param without a grid
+    total = math.prod(count or 1 for count in counts)
+    rng = random.Random(plan.seed)
+    stride = rng.randrange(1, total) if total > 1 else 1
+    while math.gcd(stride, total) != 1:
+        stride += 1
+    offset = rng.randrange(total)
+    visited = {t.system_attrs.get("grid_index") for t in stored}
+    for k in range(len(stored), len(stored) + len(visited) + 1):
+        index = (stride * k + offset) % total
+        if index not in visited:
+            break
+    params: dict[str, Scalar] = {}
+    rest = index
+    for (node_id, param, spec), count in zip(specs, counts, strict=True):
+        rest, digit = divmod(rest, count or 1)
+        params[key(node_id, param)] = grid_value(spec, digit)
+    return params, {"grid_index": index}
 
 
 def _sampler(plan: SweepPlan, trials_so_far: int) -> Any:
@@ -95,7 +114,7 @@ def _sampler(plan: SweepPlan, trials_so_far: int) -> Any:
     if plan.sampler == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if plan.sampler == "grid":
-        return optuna.samplers.GridSampler(grid(plan.section), seed=plan.seed)
+        return optuna.samplers.RandomSampler(seed=seed)  # never asked: grid_point chooses
     startup = max(2, min(10, plan.trials // 3))
     return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup)
 
@@ -133,12 +152,15 @@ def build_study(plan: SweepPlan, stored: list[StoredTrial]) -> Study:
         value = trial.value if state == OptunaState.COMPLETE else None
         if state == OptunaState.COMPLETE and value is None:
             state = OptunaState.FAIL
+        # A value outside its distribution (a row written under an older spec) is left out rather
+        # than failing every decision of the sweep.
+        names = [name for name in dists if name in trial.params and _fits(dists[name], trial.params[name])]
         study.add_trial(
             create_trial(
                 state=state,
                 value=value,
-                params={name: trial.params[name] for name in dists if name in trial.params},
-                distributions={name: dists[name] for name in dists if name in trial.params},
+                params={name: trial.params[name] for name in names},
+                distributions={name: dists[name] for name in names},
                 intermediate_values=dict(trial.intermediate),
                 system_attrs={**trial.system_attrs, "dragdl_number": trial.number},
             )
@@ -148,6 +170,8 @@ def build_study(plan: SweepPlan, stored: list[StoredTrial]) -> Study:
 
 def ask(plan: SweepPlan, stored: list[StoredTrial]) -> tuple[dict[str, Scalar], dict[str, Any]]:
     """The next trial's params (`node.param` -> value) and what the sampler keeps on it."""
+    if plan.sampler == "grid":
+        return grid_point(plan, stored)
     study = build_study(plan, stored)
     trial = study.ask(distributions(plan.section))
     frozen = study._storage.get_trial(trial._trial_id)  # the params and attrs the sampler set
@@ -166,20 +190,35 @@ def should_prune(plan: SweepPlan, stored: list[StoredTrial], number: int) -> tup
     raise KeyError(number)
 
 
+MAX_IMPORTANCE_TRIALS = 200
+"""Complete trials fANOVA reads (the newest): its cost grows with them (16 s of CPU for 1,000)."""
+
+
 def importance(plan: SweepPlan, stored: list[StoredTrial]) -> dict[str, float]:
-    """Each param's importance for the objective (fANOVA); empty below two complete trials."""
+    """Each param's importance for the objective (fANOVA) over the newest MAX_IMPORTANCE_TRIALS
+    complete trials; empty below two of them, or when fANOVA cannot tell."""
     complete = [t for t in stored if t.state == "COMPLETE" and t.value is not None]
     if len(complete) < 2:
         return {}
+    complete = sorted(complete, key=lambda t: t.number)[-MAX_IMPORTANCE_TRIALS:]
     optuna = _optuna()
     study = build_study(plan, complete)
     try:
         found = optuna.importance.get_param_importances(
             study, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=plan.seed)
         )
-    except (RuntimeError, ValueError):
-        return {}  # e.g. every complete trial has the same value of every param
+    except (RuntimeError, ValueError, ZeroDivisionError):
+        # Every complete trial has the same value of every param, or (ZeroDivisionError) no
+        # variance to share out among many params.
+        return {}
     return {name: float(value) for name, value in found.items()}
+
+
+def _fits(distribution: BaseDistribution, value: Any) -> bool:
+    try:
+        return bool(distribution._contains(distribution.to_internal_repr(value)))
+    except (ValueError, TypeError):
+        return False
 
 
 def _plain(attrs: dict[str, Any]) -> dict[str, Any]:

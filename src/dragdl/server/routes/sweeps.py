@@ -17,6 +17,7 @@ from dragdl.server.schemas.sweeps import (
     SweepsPublic,
 )
 from dragdl.server.services import sweeps as service
+from dragdl.server.services.sweep_importance import ImportanceCache
 
 router = APIRouter(prefix="/api/sweeps", tags=["sweeps"])
 
@@ -42,6 +43,13 @@ async def get_driver(request: Request) -> Any:
 DriverDep = Annotated[Any, Depends(get_driver)]
 
 
+async def get_importance(request: Request) -> ImportanceCache | None:
+    return getattr(request.app.state, "importance", None)
+
+
+ImportanceDep = Annotated[ImportanceCache | None, Depends(get_importance)]
+
+
 @router.post("", operation_id="createSweep", status_code=status.HTTP_201_CREATED, responses=_CREATED)
 def create_sweep(
     body: SweepCreate,
@@ -50,11 +58,12 @@ def create_sweep(
     settings: SettingsDep,
     runner: RunnerDep,
     driver: DriverDep,
+    importance: ImportanceDep,
 ) -> SweepDetail:
     """Validate the graph and its search section, and start the sweep: its trials are queued as your
     tasks, `parallel` at a time, until `trials` have run."""
     sweep = service.create(db, settings, user, body, runner, driver)
-    return service.detail(db, sweep)
+    return service.detail(db, sweep, importance)
 
 
 @router.get("", operation_id="listSweeps")
@@ -70,27 +79,38 @@ def list_sweeps(
 
 
 @router.get("/{sweep_id}", operation_id="getSweep", responses=_NOT_FOUND)
-def get_sweep(sweep_id: SweepId, user: CurrentUser, db: SessionDep) -> SweepDetail:
-    """The sweep, its trials (params, objective per epoch, state, times) and the params' importance."""
-    return service.detail(db, service.get_sweep(db, user, sweep_id))
+def get_sweep(sweep_id: SweepId, user: CurrentUser, db: SessionDep, importance: ImportanceDep) -> SweepDetail:
+    """The sweep, its trials (params, objective per epoch, state, times) and the params' importance
+    (computed in the background once per complete trial: it may lag the trials by one poll)."""
+    return service.detail(db, service.get_sweep(db, user, sweep_id), importance)
 
 
 @router.post("/{sweep_id}/stop", operation_id="stopSweep", responses=_CONFLICT)
 def stop_sweep(
-    sweep_id: SweepId, user: CurrentUser, db: SessionDep, runner: RunnerDep, driver: DriverDep
+    sweep_id: SweepId,
+    user: CurrentUser,
+    db: SessionDep,
+    runner: RunnerDep,
+    driver: DriverDep,
+    importance: ImportanceDep,
 ) -> SweepDetail:
     """No new trials; the running trials' tasks are stopped (they checkpoint first)."""
     sweep = service.stop(db, service.get_sweep(db, user, sweep_id), runner, driver)
-    return service.detail(db, sweep)
+    return service.detail(db, sweep, importance)
 
 
 @router.post("/{sweep_id}/resume", operation_id="resumeSweep", responses=_CONFLICT)
 def resume_sweep(
-    sweep_id: SweepId, user: CurrentUser, db: SessionDep, runner: RunnerDep, driver: DriverDep
+    sweep_id: SweepId,
+    user: CurrentUser,
+    db: SessionDep,
+    runner: RunnerDep,
+    driver: DriverDep,
+    importance: ImportanceDep,
 ) -> SweepDetail:
     """A stopped sweep continues: stopped trials resume from their checkpoint, then new trials."""
     sweep = service.resume(db, service.get_sweep(db, user, sweep_id), runner, driver)
-    return service.detail(db, sweep)
+    return service.detail(db, sweep, importance)
 
 
 @router.get("/{sweep_id}/best-graph", operation_id="getSweepBestGraph", responses=_NOT_FOUND)

@@ -7,10 +7,10 @@ and wakes the driver.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from fastapi import HTTPException, status
-from sqlalchemy import func, select
+from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session
 
 from dragdl.db.models import Model, Sweep, SweepStatus, SweepTrial, Task, TaskStatus, User, utcnow
@@ -18,8 +18,9 @@ from dragdl.engine.graph.errors import GraphError
 from dragdl.runner.base import Runner
 from dragdl.server.schemas.sweeps import SweepCreate, SweepDetail, SweepSummary, TrialPublic
 from dragdl.server.services import tasks as task_service
+from dragdl.server.services.admission import admit_sweep
 from dragdl.server.services.graphs import GraphRejected
-from dragdl.server.services.limits import cap_resources, check_artifact_room
+from dragdl.server.services.sweep_importance import ImportanceCache
 from dragdl.server.settings import Settings
 
 
@@ -62,9 +63,7 @@ def create(
     trials = body.trials
     if body.sampler == "grid":
         trials = min(trials, _grid_size(data))
-    resources = task_service.resources_for(body.resources, data)
-    resources = cap_resources(settings, user, resources, train_id)
-    check_artifact_room(db, settings, user)
+    resources = admit_sweep(db, settings, user, data, body.resources, runner)
     sweep = Sweep(
         owner_id=user.id,
         name=(body.name or default_name)[:180],
@@ -87,18 +86,28 @@ def create(
 
 
 def _grid_size(data: dict[str, Any]) -> int:
+    """The grid's points, counted from the specs (never listed); refused above MAX_GRID_POINTS."""
     from pydantic import TypeAdapter
 
     from dragdl.engine.graph.search import SearchSection, searched
-    from dragdl.engine.sweep.study import grid_size
+    from dragdl.engine.sweep.check import MAX_GRID_POINTS, grid_count, grid_points
 
     section = TypeAdapter(SearchSection).validate_python(data["search"])
     for node_id, param, spec in searched(section):
-        if getattr(spec, "type", "") == "float" and getattr(spec, "step", None) is None:
+        if grid_count(spec) is None:
             raise _rejected(
                 f"a grid sweep needs a step for {param} (a real range), or choices", param, node_id
             )
-    return grid_size(section)
+    points = grid_points(section)
+    if points > MAX_GRID_POINTS:
+        counts = " x ".join(f"{param}: {grid_count(spec)}" for _, param, spec in searched(section)[:6])
+        raise _rejected(
+            f"the grid has more than {MAX_GRID_POINTS} points, the limit for a grid sweep ({counts}"
+            f"{' ...' if len(searched(section)) > 6 else ''} values): use larger steps, or the random "
+            "or tpe sampler",
+            "sampler",
+        )
+    return points
 
 
 def _wake(runner: Runner | None, driver: Waker | None) -> None:
@@ -159,10 +168,9 @@ def _columns(sweep: Sweep) -> dict[str, Any]:
     return SweepPublic.model_validate(sweep).model_dump()
 
 
-def detail(db: Session, sweep: Sweep) -> SweepDetail:
-    from dragdl.engine.sweep.study import importance
-    from dragdl.runner.sweep_driver import plan_of, stored_trials
-
+def detail(db: Session, sweep: Sweep, importance: ImportanceCache | None = None) -> SweepDetail:
+    """The sweep and its trials; the params' importance as `importance` last computed it (never
+    computed here: see `sweep_importance`), empty without one."""
     trials = _trials(db, sweep)
     tasks = {
         t.id: t for t in db.scalars(select(Task).where(Task.id.in_([r.task_id for r in trials if r.task_id])))
@@ -175,7 +183,7 @@ def detail(db: Session, sweep: Sweep) -> SweepDetail:
         search=sweep.base_graph.get("search") or {},
         trial_list=[_trial(row, tasks.get(row.task_id or "")) for row in trials],
         best_trial=None if best is None else best.number,
-        importance=importance(plan_of(sweep), stored_trials(trials)),
+        importance={} if importance is None else importance.get(sweep, trials),
     )
 
 
@@ -198,17 +206,35 @@ def _trial(row: SweepTrial, task: Task | None) -> TrialPublic:
 
 
 def stop(db: Session, sweep: Sweep, runner: Runner | None, driver: Waker | None) -> Sweep:
-    """No new trials; the running trials' tasks stop the task center's way (their trials end STOPPED)."""
-    if sweep.status != SweepStatus.RUNNING:
+    """No new trials; the running trials' tasks stop the task center's way (their trials end STOPPED).
+
+    One transaction: the sweep's status (a guarded UPDATE, which locks its row on PostgreSQL until
+    the commit, so a driver pass queueing a trial either finishes first or queues nothing), and every
+    trial task: a queued one ends STOPPED at once, so the scheduler cannot start it after the stop."""
+    from dragdl.runner.sweep_driver import stop_task_now
+
+    stopped = db.execute(
+        update(Sweep)
+        .where(Sweep.id == sweep.id, Sweep.status == SweepStatus.RUNNING)
+        .values(status=SweepStatus.STOPPED, finished_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if cast(CursorResult[Any], stopped).rowcount != 1:
+        db.rollback()
+        db.refresh(sweep)
         raise HTTPException(
             status.HTTP_409_CONFLICT, f"sweep {sweep.id} is {sweep.status.value}: cannot stop it"
         )
-    sweep.status, sweep.finished_at = SweepStatus.STOPPED, utcnow()
+    # Read after the row lock: on PostgreSQL this statement sees a trial the driver committed meanwhile.
+    task_ids = db.scalars(
+        select(SweepTrial.task_id).where(
+            SweepTrial.sweep_id == sweep.id, SweepTrial.state == "RUNNING", SweepTrial.task_id.is_not(None)
+        )
+    )
+    for task_id in list(task_ids):
+        if task_id is not None:
+            stop_task_now(db, task_id, "stopped with its sweep")
     db.commit()
-    for row in _trials(db, sweep):
-        task = db.get(Task, row.task_id) if row.task_id and row.state == "RUNNING" else None
-        if task is not None and task.status in (TaskStatus.QUEUED, TaskStatus.RUNNING):
-            task_service.stop_task(db, task, runner)
     _wake(runner, driver)
     db.refresh(sweep)
     return sweep
