@@ -46,7 +46,8 @@ from dragdl.engine.data.batches import epoch_order
 from dragdl.engine.data.pipeline import OpStage, build_pipeline
 from dragdl.engine.data.splits import Splits, split_indices
 from dragdl.engine.data.stages import derive_seed
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.tasks.classification import Classification
+from dragdl.engine.tasks.settings import TrainConfig
 from dragdl.engine.train.events import Event, MetricEvent, StartEvent
 from dragdl.engine.train.fastpath import native_bf16
 from dragdl.engine.train.reporter import JsonlReporter, MultiReporter
@@ -236,7 +237,13 @@ def run_model(name: str, epochs: int, batch_size: int) -> tuple[Outcome, dict[st
     interleave = Interleave(plains)
     with tempfile.TemporaryDirectory() as out, JsonlReporter(Path(out)) as jsonl:
         result = train(
-            setup.model, pipeline, config, setup.classes, Path(out), MultiReporter(jsonl, interleave)
+            setup.model,
+            pipeline,
+            config,
+            setup.classes,
+            Path(out),
+            MultiReporter(jsonl, interleave),
+            task=Classification(),
         )
         report = json.loads((Path(out) / "report.json").read_text())
     pipeline.close()

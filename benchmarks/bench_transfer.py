@@ -30,7 +30,7 @@ from torch import nn
 from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.run import prepare, split
-from dragdl.engine.train.feature_cache import feature_pipeline, frozen_backbone
+from dragdl.engine.run.feature_cache import feature_pipeline, frozen_backbone
 from dragdl.engine.train.reporter import NullReporter
 from dragdl.engine.train.trainer import train
 
@@ -78,7 +78,16 @@ def run(graph: dict[str, Any], data_dir: Path, cached: bool) -> Outcome:
         model, pipeline = plan.model, prepare(plan)
     setup_s = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as out:
-        result = train(model, pipeline, plan.config, plan.classes, Path(out), reporter, network=plan.model)
+        result = train(
+            model,
+            pipeline,
+            plan.config,
+            plan.classes,
+            Path(out),
+            reporter,
+            task=plan.task,
+            network=plan.model,
+        )
     pipeline.close()
     assert result.test is not None
     return Outcome(

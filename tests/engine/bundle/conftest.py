@@ -16,6 +16,7 @@ import torch
 from dragdl.engine.bundle import write_bundle
 from dragdl.engine.compile.plan import Plan, compile_graph
 from dragdl.engine.data.base import DataContext
+from dragdl.engine.data.batch import INPUT
 from dragdl.engine.data.pipeline import Pipeline
 from dragdl.engine.data.splits import split_indices
 from dragdl.engine.run import prepare, read_report
@@ -67,7 +68,7 @@ class Trained:
     def eval_batch(self) -> tuple[list[torch.Tensor], torch.Tensor]:
         """Raw uint8 test images and the trained model's probabilities on the pipeline's first eval batch."""
         assert self.pipeline.test is not None
-        x, _ = next(iter(self.pipeline.test.batches(0)))
+        x = next(iter(self.pipeline.test.batches(0)))[INPUT]
         self.plan.model.eval()
         with torch.no_grad():
             probs = torch.softmax(self.plan.model(x), dim=1)
@@ -84,7 +85,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trained]:
     graph.node("train").params = plan.config.model_dump()
     pipeline = prepare(plan)
     out = root / "run"
-    result = train(plan.model, pipeline, plan.config, plan.classes, out, ListReporter())
+    result = train(plan.model, pipeline, plan.config, plan.classes, out, ListReporter(), task=plan.task)
     write_bundle(out, graph, plan, pipeline.fitted, read_report(result))
     yield Trained(out, plan, pipeline, result)
     pipeline.close()

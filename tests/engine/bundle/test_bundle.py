@@ -18,6 +18,7 @@ import dragdl.engine.nodes.models as models_nodes
 from dragdl.engine.bundle import BundleError, ImageError, load_bundle, read_manifest, write_bundle
 from dragdl.engine.bundle.image import load_image
 from dragdl.engine.compile.plan import compile_graph
+from dragdl.engine.data.batch import INPUT
 from dragdl.engine.run import prepare, run_graph
 from dragdl.engine.train.reporter import ListReporter
 
@@ -150,7 +151,7 @@ def test_run_graph_writes_a_bundle_whose_eval_transforms_skip_random_ops(tmp_pat
     pipeline = prepare(plan)
     try:
         assert pipeline.test is not None
-        x, _ = next(iter(pipeline.test.batches(0)))
+        x = next(iter(pipeline.test.batches(0)))[INPUT]
         with torch.no_grad():
             expected = torch.softmax(plan.model(x), dim=1)
         assert manifest.eval_transforms[1].fitted == pipeline.fitted["norm"]

@@ -13,6 +13,7 @@ import pytest
 from tests.engine.compile.test_codegen import chain, ctx_for, load_module, node, ruff, script_for
 
 from dragdl.engine.compile.codegen import generate_script
+from dragdl.engine.data.batch import TARGET
 from dragdl.engine.run import run_graph
 from dragdl.engine.tasks.regression import Regression
 from dragdl.engine.train.reporter import ListReporter
@@ -127,7 +128,7 @@ def test_errors_are_the_engine_metrics(tmp_path: Path) -> None:
     module = load_module(script_for(regression_graph(), tmp_path))
     predicted, actual = torch.randn(50), torch.randn(50) * 2 + 1
     running = RegressionMetrics(torch.device("cpu"))
-    running.add(torch.tensor(0.0), predicted[:, None], actual)
+    running.add(torch.tensor(0.0), predicted[:, None], {TARGET: actual})
     engine = running.values()
     for key, value in module.errors(predicted, actual).items():
         assert value == pytest.approx(engine[key], rel=1e-9), key

@@ -11,6 +11,7 @@ from torch import Tensor, nn
 from torchvision.transforms import v2
 
 from dragdl.engine.data.base import ImageSource, TensorSource
+from dragdl.engine.data.batch import INPUT, TARGET, Batch
 from dragdl.engine.data.pipeline import (
     LoaderBatches,
     OpStage,
@@ -95,7 +96,7 @@ def splits_of(source: ImageSource) -> Splits:
     return split_indices(source.labels, 0.2, 0.2, seed=0)
 
 
-def all_batches(p: Pipeline, epoch: int = 0) -> dict[str, list[tuple[Tensor, Tensor]]]:
+def all_batches(p: Pipeline, epoch: int = 0) -> dict[str, list[Batch]]:
     out = {}
     for name in ("train", "val", "test"):
         src = getattr(p, name)
@@ -103,11 +104,17 @@ def all_batches(p: Pipeline, epoch: int = 0) -> dict[str, list[tuple[Tensor, Ten
     return out
 
 
+def pair(batch: Batch) -> tuple[Tensor, Tensor]:
+    return batch[INPUT], batch[TARGET]
+
+
 def assert_same_batches(a: Pipeline, b: Pipeline, epoch: int = 0) -> None:
     ba, bb = all_batches(a, epoch), all_batches(b, epoch)
     for name in ba:
         assert len(ba[name]) == len(bb[name]), name
-        for (xa, ya), (xb, yb) in zip(ba[name], bb[name], strict=True):
+        for a_batch, b_batch in zip(ba[name], bb[name], strict=True):
+            (xa, ya), (xb, yb) = pair(a_batch), pair(b_batch)
+            assert set(a_batch) == set(b_batch) == {INPUT, TARGET}
             assert xa.dtype == xb.dtype == torch.float32
             assert torch.equal(ya, yb), name
             torch.testing.assert_close(xa, xb, rtol=0, atol=1e-6)
@@ -127,9 +134,8 @@ def test_precomputed_batches_equal_per_sample_processing(file_like: bool) -> Non
     assert_same_batches(fast, slow, epoch=2)
     # Both equal the prediction-time transform applied image by image.
     first_test = int(splits.test[0])
-    torch.testing.assert_close(
-        all_batches(fast)["test"][0][0][0], fast.eval_transform(inner.image(first_test)), rtol=0, atol=1e-6
-    )
+    first = all_batches(fast)["test"][0][INPUT][0]
+    torch.testing.assert_close(first, fast.eval_transform(inner.image(first_test)), rtol=0, atol=1e-6)
     assert fast.input_shape == (3, 8, 8)
 
 
@@ -137,7 +143,7 @@ def test_images_end_as_float_without_any_float_stage() -> None:
     source = make_source()
     stages = [OpStage("resize", v2.Resize((6, 6)), random=False, needs_float=False)]
     p = build_pipeline(source, splits_of(source), stages, 8, seed=0, device=CPU)
-    x, y = next(p.train.batches(0))
+    x, y = pair(next(p.train.batches(0)))
     assert x.dtype == torch.float32 and float(x.min()) >= 0.0 and float(x.max()) <= 1.0
     assert y.dtype == torch.int64
     assert p.eval_transform(source.image(0)).dtype == torch.float32
@@ -152,11 +158,11 @@ def test_random_stages_apply_to_training_batches_only() -> None:
     ]
     p = build_pipeline(source, splits_of(source), stages, 16, seed=0, device=CPU, num_workers=0)
     marked = (1000.0 - 0.5) / 0.25
-    for x, _ in p.train.batches(0):
+    for x, _ in map(pair, p.train.batches(0)):
         assert torch.all(x[:, :, 0, 0] == marked)
     for split in (p.val, p.test):
         assert split is not None
-        for x, _ in split.batches(0):
+        for x, _ in map(pair, split.batches(0)):
             assert not torch.any(x[:, :, 0, 0] == marked)
     assert float(p.eval_transform(source.image(0))[0, 0, 0]) != marked
     # Evaluation still sees the deterministic op after the random one: a fully precomputed tensor.
@@ -175,16 +181,16 @@ def test_augmentation_depends_only_on_seed_and_epoch() -> None:
     try:
         a = list(in_process.train.batches(1))
         b = list(workers.train.batches(1))
-        for (xa, ya), (xb, yb) in zip(a, b, strict=True):
+        for (xa, ya), (xb, yb) in zip(map(pair, a), map(pair, b), strict=True):
             assert torch.equal(xa, xb) and torch.equal(ya, yb)
         # Skipping consumed batches continues the epoch exactly (a resumed run).
         rest = list(workers.train.batches(1, skip=2))
         assert len(rest) == len(a) - 2
-        for (xa, _), (xr, _) in zip(a[2:], rest, strict=True):
+        for (xa, _), (xr, _) in zip(map(pair, a[2:]), map(pair, rest), strict=True):
             assert torch.equal(xa, xr)
         # Another epoch: another order and other noise.
         other = list(in_process.train.batches(2))
-        assert not torch.equal(a[0][0], other[0][0])
+        assert not torch.equal(a[0][INPUT], other[0][INPUT])
         # In-process augmentation leaves the global generator (dropout's) alone.
         torch.manual_seed(7)
         expected = torch.rand(3)
@@ -201,16 +207,16 @@ def test_train_order_is_a_reproducible_permutation_keeping_the_last_partial_batc
     p = build_pipeline(source, splits, deterministic_stages(), 16, seed=0, device=CPU)
     n = len(splits.train)
     assert p.train.num_samples == n and len(p.train) == -(-n // 16)
-    labels = torch.cat([y for _, y in p.train.batches(0)])
+    labels = torch.cat([b[TARGET] for b in p.train.batches(0)])
     assert len(labels) == n
     assert sorted(labels.tolist()) == sorted(source.labels[splits.train].tolist())
-    again = torch.cat([y for _, y in p.train.batches(0)])
-    other_epoch = torch.cat([y for _, y in p.train.batches(1)])
+    again = torch.cat([b[TARGET] for b in p.train.batches(0)])
+    other_epoch = torch.cat([b[TARGET] for b in p.train.batches(1)])
     assert torch.equal(labels, again)
     assert not torch.equal(labels, other_epoch)
     # Evaluation keeps the split's order.
     assert p.test is not None
-    test_labels = torch.cat([y for _, y in p.test.batches(0)])
+    test_labels = torch.cat([b[TARGET] for b in p.test.batches(0)])
     assert test_labels.tolist() == source.labels[splits.test].tolist()
 
 
@@ -236,7 +242,7 @@ def test_fittable_is_fitted_on_training_images_after_preceding_deterministic_sta
     assert set(p.fitted["norm"]) == {"mean", "std"}
     # Evaluation batches use the fitted statistics.
     assert p.val is not None
-    val_x = torch.cat([x for x, _ in p.val.batches(0)])
+    val_x = torch.cat([b[INPUT] for b in p.val.batches(0)])
     raw_val = v2.functional.to_dtype(
         v2.Resize((8, 8))(images[torch.from_numpy(splits.val)]), torch.float32, scale=True
     )

@@ -14,6 +14,7 @@ from tests import graphs
 
 from dragdl.engine.analysis.validate import validate_graph
 from dragdl.engine.data.base import DataContext, DatasetError, TensorSource
+from dragdl.engine.data.batch import TARGET
 from dragdl.engine.run import run_graph
 from dragdl.engine.tasks import get_task_kind
 from dragdl.engine.tasks.regression import RegressionMetrics
@@ -28,7 +29,7 @@ def test_running_metrics_match_scikit_learn_over_batches_and_windows() -> None:
     half = None
     for start in range(0, 500, 64):
         p, t = torch.tensor(pred[start : start + 64]), torch.tensor(y[start : start + 64])
-        metrics.add(torch.mean((p - t) ** 2), p[:, None], t)
+        metrics.add(torch.mean((p - t) ** 2), p[:, None], {TARGET: t})
         if start == 192:
             half = (metrics.sums(), metrics.count)
     values = metrics.values("val_")

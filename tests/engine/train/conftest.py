@@ -14,14 +14,22 @@ import torch
 from torch import Tensor, nn
 
 from dragdl.engine.data.base import TensorSource
+from dragdl.engine.data.batch import Batch
 from dragdl.engine.data.pipeline import OpStage, Pipeline, build_pipeline
 from dragdl.engine.data.splits import Splits, split_indices
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.tasks.classification import Classification
+from dragdl.engine.tasks.settings import TrainConfig
 from dragdl.engine.train.events import Event, ProgressEvent
 from dragdl.engine.train.reporter import ListReporter, Reporter
 from dragdl.engine.train.trainer import TIMING_KEYS, TrainResult, train
 
 CLASSES = ["a", "b", "c"]
+TASK = Classification()
+
+
+def classify(model: nn.Module, batch: Batch) -> tuple[Tensor, Tensor]:
+    """The classification kind's step with a plain cross-entropy (what a fast-path probe runs)."""
+    return TASK.step(model, batch, nn.CrossEntropyLoss())
 
 
 class StopAt(ListReporter):
@@ -106,7 +114,9 @@ def run(tmp_path: Path) -> Runner:
         model = make_model()
         pipeline = make_pipeline(random_stage, splits, source=source)
         cfg = TrainConfig(**{"epochs": 4, "batch_size": 16, "lr": 0.01, "device": "cpu", **config})
-        result = train(model, pipeline, cfg, CLASSES, tmp_path / out, reporter, resume=resume, stop=stop)
+        result = train(
+            model, pipeline, cfg, CLASSES, tmp_path / out, reporter, task=TASK, resume=resume, stop=stop
+        )
         return result, reporter, model
 
     return go

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch import Tensor, nn
+from torch import nn
 
+from dragdl.engine.data.batch import Batch
 from dragdl.engine.train import fastpath
 from dragdl.engine.train.checkpoint import latest_checkpoint, load_checkpoint
 from dragdl.engine.train.fastpath import Probe
 
-from .conftest import StopAt, make_model, weights
+from .conftest import StopAt, classify, make_model, weights
 from .test_fastpath import fast_path_of, train_tiny
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -26,14 +27,14 @@ def expected_precision() -> str:
 
 
 def test_auto_on_cuda_takes_mixed_precision_and_channels_last_without_measuring() -> None:
-    def no_batches() -> list[tuple[Tensor, Tensor]]:
+    def no_batches() -> list[Batch]:
         raise AssertionError("nothing is measured on CUDA")
 
     def sgd(model: nn.Module) -> torch.optim.Optimizer:
         return torch.optim.SGD(model.parameters())
 
-    model, loss = make_model().to(CUDA), nn.CrossEntropyLoss()
-    probe = Probe(model, sgd, loss, no_batches, CUDA, 10**6, (1, 8, 8), 10**9)
+    model = make_model().to(CUDA)
+    probe = Probe(model, sgd, classify, no_batches, CUDA, 10**6, (1, 8, 8), 10**9)
     chosen = fastpath.choose(CUDA, "auto", "auto", True, probe)
     assert (chosen.precision, chosen.memory_format, chosen.measurements) == (
         expected_precision(),

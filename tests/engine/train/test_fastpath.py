@@ -11,17 +11,18 @@ from typing import Any
 
 import pytest
 import torch
-from torch import Tensor, nn
+from torch import nn
 
+from dragdl.engine.data.batch import INPUT, TARGET, Batch
+from dragdl.engine.tasks.settings import TrainConfig
 from dragdl.engine.train import fastpath
 from dragdl.engine.train.checkpoint import latest_checkpoint, load_checkpoint
-from dragdl.engine.train.config import TrainConfig
 from dragdl.engine.train.events import LogEvent, StartEvent
 from dragdl.engine.train.fastpath import Candidate, Probe, StepTiming
 from dragdl.engine.train.reporter import ListReporter
 from dragdl.engine.train.trainer import TrainResult, train
 
-from .conftest import CLASSES, StopAt, make_model, make_pipeline, weights
+from .conftest import CLASSES, TASK, StopAt, classify, make_model, make_pipeline, weights
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +66,7 @@ def train_tiny(
         CLASSES,
         out,
         reporter,
+        task=TASK,
         resume=resume,
         stop=stop,
         probe_timing=timing,
@@ -211,13 +213,13 @@ def test_a_checkpoint_of_an_earlier_version_resumes_in_fp32_contiguous(tmp_path:
     assert "the settings changed" not in " ".join(logged(reporter))
 
 
-def linear_probe(load_batches: Callable[[], list[tuple[Tensor, Tensor]]], timing: StepTiming | None) -> Probe:
+def linear_probe(load_batches: Callable[[], list[Batch]], timing: StepTiming | None) -> Probe:
     def sgd(model: nn.Module) -> torch.optim.Optimizer:
         return torch.optim.SGD(model.parameters())
 
     # A long run (10**9 samples) of a network without convolutions over images.
     cpu = torch.device("cpu")
-    return Probe(nn.Linear(4, 2), sgd, nn.CrossEntropyLoss(), load_batches, cpu, 10**6, (4,), 10**9, timing)
+    return Probe(nn.Linear(4, 2), sgd, classify, load_batches, cpu, 10**6, (4,), 10**9, timing)
 
 
 def test_a_network_without_convolutions_is_not_probed_without_native_bf16(
@@ -225,7 +227,7 @@ def test_a_network_without_convolutions_is_not_probed_without_native_bf16(
 ) -> None:
     monkeypatch.setattr(fastpath, "native_bf16", lambda device: False)
 
-    def no_batches() -> list[tuple[Tensor, Tensor]]:
+    def no_batches() -> list[Batch]:
         raise AssertionError("nothing should be measured")
 
     chosen = fastpath.choose(torch.device("cpu"), "auto", "auto", False, linear_probe(no_batches, None))
@@ -239,8 +241,9 @@ def test_a_network_without_convolutions_measures_bf16_alone_with_native_bf16(
     monkeypatch.setattr(fastpath, "native_bf16", lambda device: True)
     generator = torch.Generator().manual_seed(0)
 
-    def batches() -> list[tuple[Tensor, Tensor]]:
-        return [(torch.randn(32, 4, generator=generator), torch.randint(0, 2, (32,), generator=generator))]
+    def batches() -> list[Batch]:
+        x, y = torch.randn(32, 4, generator=generator), torch.randint(0, 2, (32,), generator=generator)
+        return [{INPUT: x, TARGET: y}]
 
     timing = seconds_per_step({"fp32 contiguous": 1.0, "bf16 contiguous": 3.0})
     chosen = fastpath.choose(torch.device("cpu"), "auto", "auto", False, linear_probe(batches, timing))

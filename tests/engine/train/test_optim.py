@@ -8,7 +8,7 @@ from torch import nn
 
 from dragdl.engine.models.head import InputAdapter, TransferModel
 from dragdl.engine.network.module import GraphModule
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.tasks.settings import TrainConfig
 from dragdl.engine.train.optim import build_optimizer, build_scheduler, current_lr
 
 CPU = torch.device("cpu")

@@ -13,6 +13,7 @@ import torch
 from sklearn.metrics import precision_recall_fscore_support
 
 from dragdl.engine.data.base import TensorSource
+from dragdl.engine.data.batch import INPUT, TARGET
 from dragdl.engine.data.splits import split_indices
 from dragdl.engine.train.checkpoint import list_checkpoints
 from dragdl.engine.train.events import (
@@ -25,7 +26,17 @@ from dragdl.engine.train.events import (
 )
 from dragdl.engine.train.reporter import ListReporter
 
-from .conftest import CLASSES, Runner, StopAt, make_model, make_pipeline, make_source, model_metrics, weights
+from .conftest import (
+    CLASSES,
+    TASK,
+    Runner,
+    StopAt,
+    make_model,
+    make_pipeline,
+    make_source,
+    model_metrics,
+    weights,
+)
 
 
 def report(out: Path) -> dict:
@@ -136,8 +147,8 @@ def test_report_holds_per_class_metrics_and_confusion_matrix(run: Runner, tmp_pa
     assert pipeline.test is not None
     with torch.no_grad():
         batches = list(pipeline.test.batches(0))
-        preds = torch.cat([model(x).argmax(1) for x, _ in batches]).numpy()
-    targets = torch.cat([y for _, y in batches]).numpy()
+        preds = torch.cat([model(b[INPUT]).argmax(1) for b in batches]).numpy()
+    targets = torch.cat([b[TARGET] for b in batches]).numpy()
     assert (matrix.sum(axis=1) == np.bincount(targets, minlength=3)).all()
     assert np.trace(matrix) == (preds == targets).sum()
     assert data["test"]["test_accuracy"] == pytest.approx((preds == targets).mean())
@@ -209,13 +220,21 @@ def test_schedules_change_the_learning_rate(run: Runner, schedule: str) -> None:
 
 
 def test_a_failing_run_reports_an_error_and_failed_status(tmp_path: Path) -> None:
-    from dragdl.engine.train.config import TrainConfig
+    from dragdl.engine.tasks.settings import TrainConfig
     from dragdl.engine.train.trainer import train
 
     rep = ListReporter()
     too_few_outputs = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 2))
     with pytest.raises(IndexError):
-        train(too_few_outputs, make_pipeline(), TrainConfig(epochs=1, device="cpu"), CLASSES, tmp_path, rep)
+        train(
+            too_few_outputs,
+            make_pipeline(),
+            TrainConfig(epochs=1, device="cpu"),
+            CLASSES,
+            tmp_path,
+            rep,
+            task=TASK,
+        )
     error = next(e for e in rep.events if isinstance(e, ErrorEvent))
     assert error.code == "train_failed" and "IndexError" in error.message
     assert isinstance(rep.events[-1], StatusEvent) and rep.events[-1].status == "failed"
@@ -227,14 +246,14 @@ class Explode(torch.nn.Module):
 
 
 def test_a_non_finite_loss_fails_with_a_machine_readable_code(tmp_path: Path) -> None:
-    from dragdl.engine.train.config import TrainConfig
+    from dragdl.engine.tasks.settings import TrainConfig
     from dragdl.engine.train.device import TrainError
     from dragdl.engine.train.trainer import train
 
     rep = ListReporter()
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 3), Explode())
     with pytest.raises(TrainError) as err:
-        train(model, make_pipeline(), TrainConfig(epochs=1, device="cpu"), CLASSES, tmp_path, rep)
+        train(model, make_pipeline(), TrainConfig(epochs=1, device="cpu"), CLASSES, tmp_path, rep, task=TASK)
     assert err.value.code == "loss_not_finite" and "lr=" in err.value.message
     assert next(e for e in rep.events if isinstance(e, ErrorEvent)).code == "loss_not_finite"
     assert rep.events[-1] == StatusEvent("failed", err.value.message)
@@ -242,7 +261,7 @@ def test_a_non_finite_loss_fails_with_a_machine_readable_code(tmp_path: Path) ->
 
 def test_a_layer_producing_inf_is_named_and_the_learning_rate_is_not_blamed(tmp_path: Path) -> None:
     from dragdl.engine.network.module import GraphModule
-    from dragdl.engine.train.config import TrainConfig
+    from dragdl.engine.tasks.settings import TrainConfig
     from dragdl.engine.train.device import TrainError
     from dragdl.engine.train.trainer import train
 
@@ -252,7 +271,7 @@ def test_a_layer_producing_inf_is_named_and_the_learning_rate_is_not_blamed(tmp_
     model = GraphModule(layers, GraphModule.plan_steps(order, "boom"), "boom")
     rep = ListReporter()
     with pytest.raises(TrainError) as err:
-        train(model, make_pipeline(), TrainConfig(epochs=1, device="cpu"), CLASSES, tmp_path, rep)
+        train(model, make_pipeline(), TrainConfig(epochs=1, device="cpu"), CLASSES, tmp_path, rep, task=TASK)
     assert (err.value.code, err.value.node_id) == ("non_finite", "boom")
     assert err.value.message.startswith("layer boom produced NaN or infinite values from finite inputs")
     assert "at epoch 1, step 1" in err.value.message

@@ -27,7 +27,7 @@ from dragdl.engine.network.module import GraphModule
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, Shape
 from dragdl.engine.nodes.tables import TableOpNode
 from dragdl.engine.tasks.base import TaskKind
-from dragdl.engine.train.config import TrainSettings
+from dragdl.engine.tasks.settings import TrainSettings
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Batches of one split: straight from an in-memory tensor, or through DataLoader workers.
 
 Batch order and per-sample augmentation depend only on (seed, epoch), so an epoch can be replayed
-on its own and a resumed run can skip the batches it already consumed.
+on its own and a resumed run can skip the batches it already consumed. Batches are dicts of named
+tensors (`data/batch.py`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from torch import Tensor
 from torch.utils.data import DataLoader, Dataset, Sampler
 
 from dragdl.engine.data.base import ImageSource
+from dragdl.engine.data.batch import INPUT, TARGET, Batch, Collate, Sample, stack
 from dragdl.engine.data.stages import OpStage, apply_stages, derive_seed, to_float
 
 
 class BatchSource:
-    """Batches of (float inputs, targets) of one split: int64 classes or float32 values.
+    """Batches of one split: float inputs and targets (int64 classes or float32 values), and
+    whatever else the input type's collate adds (lengths, masks).
 
     A worker of a distributed run sees only its share of each batch (`shard`): positions rank,
     rank + world, ... of the batch, so the workers together see the batches of a single process,
@@ -38,7 +41,7 @@ class BatchSource:
         """From now on, yield only worker `rank`'s share (of `world` workers) of each batch."""
         self.rank, self.world = rank, world
 
-    def batches(self, epoch: int, skip: int = 0) -> Iterator[tuple[Tensor, Tensor]]:
+    def batches(self, epoch: int, skip: int = 0) -> Iterator[Batch]:
         """The batches of `epoch`, starting after the first `skip` (to continue a resumed epoch)."""
         raise NotImplementedError
 
@@ -73,11 +76,11 @@ class TensorBatches(BatchSource):
         self.shuffle = shuffle
         self.seed = seed
 
-    def batches(self, epoch: int, skip: int = 0) -> Iterator[tuple[Tensor, Tensor]]:
+    def batches(self, epoch: int, skip: int = 0) -> Iterator[Batch]:
         order = epoch_order(self.num_samples, self.shuffle, self.seed, epoch).to(self.images.device)
         for b in range(skip, len(self)):
             idx = order[b * self.batch_size : (b + 1) * self.batch_size][self.rank :: self.world]
-            yield to_float(self.images[idx]), self.labels[idx]
+            yield {INPUT: to_float(self.images[idx]), TARGET: self.labels[idx]}
 
 
 class ImageFetch:
@@ -100,8 +103,9 @@ class ImageFetch:
         return apply_stages(self.prefix, self.source.image(index), samples=(index,))
 
 
-class SampleDataset(Dataset[tuple[Tensor, Tensor]]):
-    """Applies the remaining stages per sample. Items are (row, sample seed) pairs."""
+class SampleDataset(Dataset[Sample]):
+    """Applies the remaining stages per sample. Items are (row, sample seed) pairs; each sample is
+    a dict of its input and target, which the loader's collate makes a batch of."""
 
     def __init__(
         self, fetch: ImageFetch, labels: np.ndarray, stages: tuple[OpStage, ...], finish: bool = True
@@ -112,7 +116,7 @@ class SampleDataset(Dataset[tuple[Tensor, Tensor]]):
     def __len__(self) -> int:
         return len(self.labels)
 
-    def __getitem__(self, item: tuple[int, int]) -> tuple[Tensor, Tensor]:
+    def __getitem__(self, item: tuple[int, int]) -> Sample:
         row, sample_seed = item
         if self.random:
             # v2 transforms draw from the global CPU generator. Seeding it per sample makes the
@@ -121,7 +125,7 @@ class SampleDataset(Dataset[tuple[Tensor, Tensor]]):
             torch.default_generator.manual_seed(sample_seed)
         x = apply_stages(self.stages, self.fetch(row), samples=(int(self.fetch.indices[row]),))
         # A 0-d tensor keeps the target's dtype (int64 class, float32 value) through collation.
-        return (to_float(x) if self.finish else x), torch.as_tensor(self.labels[row])
+        return {INPUT: to_float(x) if self.finish else x, TARGET: torch.as_tensor(self.labels[row])}
 
 
 class _EpochBatchSampler(Sampler[list[tuple[int, int]]]):
@@ -160,7 +164,8 @@ def default_num_workers() -> int:
 
 
 class LoaderBatches(BatchSource):
-    """Per-sample processing in DataLoader workers, for random stages or images that do not fit."""
+    """Per-sample processing in DataLoader workers, for random stages or images that do not fit;
+    `collate` makes a batch of the samples (default: each key stacked)."""
 
     def __init__(
         self,
@@ -171,6 +176,7 @@ class LoaderBatches(BatchSource):
         num_workers: int,
         pin_memory: bool,
         persistent: bool,
+        collate: Collate = stack,
     ) -> None:
         self.num_samples = len(dataset)
         self.batch_size = batch_size
@@ -180,9 +186,10 @@ class LoaderBatches(BatchSource):
         # Given explicitly so that creating an iterator never draws from the global RNG, which
         # the model (dropout) uses and a resumed run restores.
         self.generator = torch.Generator()
-        self.loader: DataLoader[tuple[Tensor, Tensor]] = DataLoader(
+        self.loader: DataLoader[Sample] = DataLoader(
             dataset,
             batch_sampler=self.sampler,
+            collate_fn=collate,
             num_workers=num_workers,
             persistent_workers=persistent and num_workers > 0,
             pin_memory=pin_memory,
@@ -194,7 +201,7 @@ class LoaderBatches(BatchSource):
         super().shard(rank, world)
         self.sampler.rank, self.sampler.world = rank, world
 
-    def batches(self, epoch: int, skip: int = 0) -> Iterator[tuple[Tensor, Tensor]]:
+    def batches(self, epoch: int, skip: int = 0) -> Iterator[Batch]:
         self.sampler.set_epoch(epoch, skip)
         self.generator.manual_seed(derive_seed(self.seed, epoch, 2))
         if self.loader.num_workers > 0 or not self.dataset.random:

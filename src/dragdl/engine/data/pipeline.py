@@ -18,6 +18,7 @@ from torch import Tensor
 from torch.utils.data import DataLoader
 
 from dragdl.engine.data.base import ImageSource
+from dragdl.engine.data.batch import INPUT, Collate, Sample, stack
 from dragdl.engine.data.batches import (
     BatchSource,
     ImageFetch,
@@ -156,7 +157,7 @@ class _Precompute:
         fetch = ImageFetch(None, self.source, indices, stages)
         dataset = SampleDataset(fetch, np.zeros(len(indices), dtype=np.int64), (), finish=finish)
         # Decoding is the slow part of file datasets: spread it over workers once, up front.
-        loader: DataLoader[tuple[Tensor, Tensor]] = DataLoader(
+        loader: DataLoader[Sample] = DataLoader(
             dataset,
             batch_size=None,
             sampler=[(i, 0) for i in range(len(indices))],
@@ -164,7 +165,8 @@ class _Precompute:
             worker_init_fn=worker_init if self.num_workers > 0 else None,
         )
         out: Tensor | None = None
-        for row, (raw, _) in enumerate(loader):
+        for row, sample in enumerate(loader):
+            raw = sample[INPUT]
             if out is None:
                 if raw.numel() * raw.element_size() * len(indices) > budget:
                     return None
@@ -248,12 +250,14 @@ def build_pipeline(
     targets: np.ndarray | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     num_workers: int | None = None,
+    collate: Collate = stack,
 ) -> Pipeline:
     """Fit fittable stages, precompute what does not change between epochs, and set up batching.
 
     `targets` are the task kind's training targets (default: the source's class labels).
     `num_workers` defaults to min(4, cpus - 1) (0 on one CPU); it only matters when samples are
-    processed per epoch (random stages, or images over `memory_budget`).
+    processed per epoch (random stages, or images over `memory_budget`). `collate` makes a batch of
+    such samples (default: each key stacked; an input type whose samples differ in size pads them).
     """
     if len(splits.train) == 0:
         raise ValueError("the training split is empty")
@@ -289,7 +293,9 @@ def build_pipeline(
                 return TensorBatches(cache, torch.from_numpy(labels), batch_size, training, seed)
         fetch = ImageFetch(cache, source, indices, head)
         dataset = SampleDataset(fetch, labels, tail)
-        return LoaderBatches(dataset, batch_size, training, seed, workers, cuda, persistent=training)
+        return LoaderBatches(
+            dataset, batch_size, training, seed, workers, cuda, persistent=training, collate=collate
+        )
 
     train = make(splits.train, training=True)
     assert train is not None

@@ -37,7 +37,7 @@ _TEMPLATES: dict[str, str] = {
     "enum": "{title} must be one of {limit}",
     "extra_forbidden": "{title} is not a parameter of this node",
     "finite_number": "{title} must be a finite number",
-    # The train node's own rules (engine/train/config.py):
+    # The train node's own rules (engine/tasks/settings.py):
     "workers_above_batch": "{title} must be at most the batch size ({limit}): each worker trains on "
     "its share of every batch",
     "worker_needs_gpu": "{title} must be at least {limit} when the device is CUDA: each worker trains "

@@ -8,7 +8,7 @@ from dragdl.engine.nodes.base import TrainNode
 from dragdl.engine.nodes.registry import register
 from dragdl.engine.tasks.classification import Classification
 from dragdl.engine.tasks.regression import Regression
-from dragdl.engine.train.config import RegressionConfig, TrainConfig
+from dragdl.engine.tasks.settings import RegressionConfig, TrainConfig
 
 
 @register

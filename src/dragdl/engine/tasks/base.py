@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from torch import Tensor, nn
 
 from dragdl.engine.data.base import DatasetInfo, ImageSource
+from dragdl.engine.data.batch import TARGET, Batch, network_inputs
 from dragdl.engine.data.splits import Splits, split_indices
 
 TargetType = Literal["classes", "value"]
@@ -49,8 +50,9 @@ class RunningMetrics(ABC):
         self._count = 0
         self._sums = {key: torch.zeros((), dtype=torch.float64, device=self.device) for key in self.keys()}
 
-    def add(self, loss: Tensor, outputs: Tensor, targets: Tensor) -> None:
-        """`loss` is the batch mean."""
+    def add(self, loss: Tensor, outputs: Tensor, batch: Batch) -> None:
+        """`loss` is the batch mean, `outputs` what the kind's `step` returned for `batch`."""
+        targets = batch[TARGET]
         n = targets.shape[0]
         self._sums["loss"].add_(loss.detach(), alpha=n)
         self.fold(self._sums, outputs.detach(), targets)
@@ -144,6 +146,16 @@ class TaskKind(ABC):
         return split_indices(self.strata(targets), val_ratio, test_ratio, seed, predefined_test)
 
     # -- training -----------------------------------------------------------------------------
+
+    def step(self, model: nn.Module, batch: Batch, criterion: nn.Module) -> tuple[Tensor, Tensor]:
+        """The batch's mean loss and the outputs the metrics and the test report read: what the
+        trainer, the evaluator, the fast-path probe and the non-finite diagnosis run for a batch
+        (inside the run's autocast). The default calls the network with its inputs and takes
+        `criterion` against the targets; a kind whose network computes its own loss (detection, for
+        example) overrides it."""
+        outputs: Tensor = model(*network_inputs(batch))
+        loss: Tensor = criterion(outputs, batch[TARGET])
+        return loss, outputs
 
     def output_scale(self, config: BaseModel, train_targets: np.ndarray) -> tuple[float, float] | None:
         """(shift, scale) the network's output is mapped by (`z * scale + shift`), learned from the

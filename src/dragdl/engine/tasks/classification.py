@@ -11,8 +11,8 @@ from torch import Tensor, nn
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
 from dragdl.engine.tasks.base import RunningMetrics, TaskKind
-from dragdl.engine.train.config import TrainConfig
-from dragdl.engine.train.metrics import averages, confusion_matrix, per_class_metrics
+from dragdl.engine.tasks.metrics import averages, confusion_matrix, per_class_metrics
+from dragdl.engine.tasks.settings import TrainConfig
 
 
 class ClassificationMetrics(RunningMetrics):

@@ -12,7 +12,7 @@ from torch import Tensor, nn
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
 from dragdl.engine.tasks.base import RunningMetrics, TaskKind
-from dragdl.engine.train.config import RegressionConfig
+from dragdl.engine.tasks.settings import RegressionConfig
 
 SCATTER_POINTS = 2000
 """The report keeps at most this many (actual, predicted) pairs for the scatter plot."""

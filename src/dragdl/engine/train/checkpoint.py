@@ -5,7 +5,7 @@ A checkpoint holds only tensors and plain containers of str/int/float/bool/None 
 
 The trainer keeps them through a `CheckpointStore`: `FolderCheckpoints` (the run folder's
 checkpoints/, a single-process run) or a distributed run's store, which hands them to Ray Train
-(`engine/distributed.py`).
+(`engine/run/distributed.py`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 operations a data-parallel run needs.
 
 A single-process run is a plain `Group` whose operations return their input, so the trainer has one
-code path. A distributed run (`engine/distributed.py`) is a `TorchGroup` over the process group Ray
+code path. A distributed run (`engine/run/distributed.py`) is a `TorchGroup` over the process group Ray
 Train set up (gloo on CPUs, NCCL on GPUs). Every collective must be called by all workers at the
 same point of the run, in the same order: the trainer calls them only at points every worker
 reaches after the same number of steps (log points, epoch ends, checkpoints).

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from dragdl.engine.errors import EngineError
-from dragdl.engine.train.config import DeviceChoice
+from dragdl.engine.tasks.settings import DeviceChoice
 
 
 class TrainError(EngineError):

@@ -13,9 +13,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from dragdl.engine.data import batch as batches
+from dragdl.engine.data.batch import TARGET, Batch
 from dragdl.engine.data.pipeline import BatchSource, Pipeline
 from dragdl.engine.tasks.base import RunningMetrics, TaskKind
-from dragdl.engine.train.config import TrainSettings
+from dragdl.engine.tasks.settings import TrainSettings
 from dragdl.engine.train.device import Precision
 from dragdl.engine.train.state import TrainState
 
@@ -34,11 +36,13 @@ class Evaluator:
     def new_running(self) -> RunningMetrics:
         return self.task.running(self.device, self.classes)
 
-    def to_device(self, x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
-        x = x.to(self.device, non_blocking=True)
-        if self.channels_last and x.ndim == 4:
-            x = x.contiguous(memory_format=torch.channels_last)
-        return x, y.to(self.device, non_blocking=True)
+    def to_device(self, batch: Batch) -> Batch:
+        return batches.to_device(batch, self.device, self.channels_last)
+
+    def step(self, model: nn.Module, batch: Batch) -> tuple[Tensor, Tensor]:
+        """The task kind's step on a batch already on the device, in the run's precision."""
+        with self.autocast():
+            return self.task.step(model, batch, self.criterion)
 
     def autocast(self) -> AbstractContextManager[Any]:
         if not self.precision.enabled:
@@ -56,15 +60,13 @@ class Evaluator:
         preds: list[Tensor] = []
         targets: list[Tensor] = []
         with torch.no_grad():
-            for x_cpu, y_cpu in source.batches(0):
-                x, y = self.to_device(x_cpu, y_cpu)
-                with self.autocast():
-                    logits = model(x)
-                    loss = self.criterion(logits, y)
-                running.add(loss, logits, y)
+            for cpu_batch in source.batches(0):
+                batch = self.to_device(cpu_batch)
+                loss, outputs = self.step(model, batch)
+                running.add(loss, outputs, batch)
                 if collect:
-                    preds.append(self.task.collect(logits))
-                    targets.append(y)
+                    preds.append(self.task.collect(outputs))
+                    targets.append(batch[TARGET])
         model.train(was_training)
         if not collect:
             return running.values(prefix), np.zeros(0, np.int64), np.zeros(0, np.int64)

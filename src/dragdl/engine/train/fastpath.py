@@ -34,7 +34,8 @@ import torch
 from torch import Tensor, nn
 from torch.optim import Optimizer
 
-from dragdl.engine.train.config import MemoryFormatChoice, PrecisionChoice
+from dragdl.engine.data.batch import INPUT, Batch, batch_size, take
+from dragdl.engine.tasks.settings import MemoryFormatChoice, PrecisionChoice
 from dragdl.engine.train.device import Precision
 
 PrecisionName = Literal["fp32", "bf16", "fp16"]
@@ -263,8 +264,9 @@ class Probe:
 
     model: nn.Module
     make_optimizer: Callable[[nn.Module], Optimizer]
-    criterion: nn.Module
-    load_batches: Callable[[], list[tuple[Tensor, Tensor]]]
+    step: Callable[[nn.Module, Batch], tuple[Tensor, Tensor]]
+    """The task kind's step: (loss, outputs) of a model on a batch."""
+    load_batches: Callable[[], list[Batch]]
     device: torch.device
     total_steps: int
     """Optimizer steps the whole run will take (to judge whether probing pays)."""
@@ -302,7 +304,7 @@ def choose(
         if precision == "auto" and memory_format == "auto" and not images:
             why = "no convolution over images and no native bf16: nothing to measure"
         return fixed(device, precision, memory_format, images, why)
-    flops = training_flops(probe.model, probe.input_shape, device) * probe.run_samples
+    flops = training_flops(probe) * probe.run_samples
     if flops < MIN_RUN_FLOPS:
         small = f"a small run ({_operations(flops)}): too short for measuring to pay"
         settings = {"precision": precision, "memory format": memory_format}
@@ -322,16 +324,23 @@ def _operations(flops: float) -> str:
     return f"{flops:.0f} operations"
 
 
-def training_flops(model: nn.Module, input_shape: tuple[int, ...], device: torch.device) -> float:
+def training_flops(probe: Probe) -> float:
     """Floating-point operations of one training sample: a forward pass counted on a zero sample
-    (eval mode: no dropout draw, no batch-norm update), times three for the backward pass."""
+    (eval mode: no dropout draw, no batch-norm update), times three for the backward pass.
+
+    A network that takes more than its input (a task kind whose `step` hands it the targets) is
+    counted through the kind's step on the first sample of the run's first batch instead."""
     from torch.utils.flop_counter import FlopCounterMode
 
+    model = probe.model
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            model(torch.zeros((1, *input_shape), device=device))
+            try:
+                model(torch.zeros((1, *probe.input_shape), device=probe.device))
+            except TypeError:  # raised by the call's signature, before any operation was counted
+                probe.step(model, take(probe.load_batches()[0], 1))
     finally:
         model.train(was_training)
     return 3.0 * float(counter.get_total_flops())
@@ -342,7 +351,7 @@ def _measure_all(
 ) -> FastPath:
     started = time.perf_counter()
     full = probe.load_batches()
-    batches = [(x[:PROBE_BATCH], y[:PROBE_BATCH]) for x, y in full]
+    batches = [take(batch, PROBE_BATCH) for batch in full]
     timing = probe.timing or wall_clock(probe.device)
     first = Candidate(precisions[0], layouts[0])
     warm_s, _, _ = _run_steps(probe, batches, first, 0, None)
@@ -353,7 +362,7 @@ def _measure_all(
     base = measured[0]
     if base.error is not None or base.samples_per_s <= 0:
         return FastPath(first.precision, first.memory_format, "the probe failed", bf16, 0.0, tuple(measured))
-    expected_s = probe.total_steps * len(full[0][1]) / base.samples_per_s
+    expected_s = probe.total_steps * batch_size(full[0]) / base.samples_per_s
     others = len(layouts) - 1 + len(precisions) - 1
     if candidate_s * others > MAX_PROBE_SHARE * expected_s:
         reason = f"a short run (about {expected_s:.1f} s): measuring more would cost more than it saves"
@@ -401,7 +410,7 @@ def _reason(best: Measurement, base: Measurement, measured: list[Measurement], b
 
 def _measure(
     probe: Probe,
-    batches: list[tuple[Tensor, Tensor]],
+    batches: list[Batch],
     candidate: Candidate,
     steps: int,
     timing: StepTiming,
@@ -413,7 +422,7 @@ def _measure(
         message = str(exc).split("\n")[0][:200]
         return Measurement(candidate, 0.0, math.nan, None, False, message)
     # The timed steps are those after the first: batches 1..steps of the cycled list.
-    samples = sum(len(y) for _, y in itertools.islice(itertools.cycle(batches), 1, steps + 1))
+    samples = sum(batch_size(b) for b in itertools.islice(itertools.cycle(batches), 1, steps + 1))
     speed = samples / max(seconds, 1e-9)
     delta = None if reference is None else abs(loss - reference) / max(abs(reference), 1e-12)
     # fp32 is the reference whatever its layout; another precision must agree with it.
@@ -423,7 +432,7 @@ def _measure(
 
 def _run_steps(
     probe: Probe,
-    batches: list[tuple[Tensor, Tensor]],
+    batches: list[Batch],
     candidate: Candidate,
     steps: int,
     timing: StepTiming | None,
@@ -446,11 +455,10 @@ def _run_steps(
     torch.manual_seed(0)
 
     def step() -> float:
-        x, y = next(cycled)
         with autocast(probe.device, precision):
-            loss = probe.criterion(model(x), y)
+            loss, _ = probe.step(model, next(cycled))
         optimizer.zero_grad(set_to_none=True)
-        scaler.scale(loss).backward()
+        torch.autograd.backward(scaler.scale(loss))
         scaler.step(optimizer)
         scaler.update()
         return float(loss.detach())
@@ -462,15 +470,16 @@ def _run_steps(
     return first_s, timed, first_loss
 
 
-def _cycled(batches: list[tuple[Tensor, Tensor]], channels_last: bool) -> Iterator[tuple[Tensor, Tensor]]:
+def _cycled(batches: list[Batch], channels_last: bool) -> Iterator[Batch]:
     if channels_last:
         batches = [
-            (x.contiguous(memory_format=torch.channels_last) if x.ndim == 4 else x, y) for x, y in batches
+            {**b, INPUT: b[INPUT].contiguous(memory_format=torch.channels_last)} if b[INPUT].ndim == 4 else b
+            for b in batches
         ]
     return itertools.cycle(batches)
 
 
-def first_batches(source: Iterable[tuple[Tensor, Tensor]], count: int) -> list[tuple[Tensor, Tensor]]:
+def first_batches(source: Iterable[Batch], count: int) -> list[Batch]:
     """The first `count` batches of an epoch, the iterator closed after them."""
     iterator = iter(source)
     try:

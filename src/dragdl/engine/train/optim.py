@@ -10,7 +10,7 @@ from torch import nn
 from torch.optim import SGD, Adam, AdamW, Optimizer
 from torch.optim.lr_scheduler import CosineAnnealingLR, LRScheduler, OneCycleLR, StepLR
 
-from dragdl.engine.train.config import TrainSettings
+from dragdl.engine.tasks.settings import TrainSettings
 
 
 def param_groups(model: nn.Module, lr: float) -> list[dict[str, Any]]:

@@ -11,23 +11,24 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import safetensors.torch
 import torch
-from torch import Tensor, nn
+from torch import nn
 
 from dragdl.engine.data.pipeline import Pipeline, derive_seed
 from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.errors import EngineError
-from dragdl.engine.network.module import GraphModule, watch_non_finite
+from dragdl.engine.network.module import GraphModule
 from dragdl.engine.tasks.base import TaskKind
-from dragdl.engine.tasks.classification import Classification
+from dragdl.engine.tasks.settings import TrainSettings
+from dragdl.engine.train.callbacks import Callback, CallbackList, ReporterCallback, RunContext
 from dragdl.engine.train.checkpoint import CheckpointStore, FolderCheckpoints
 from dragdl.engine.train.collective import Group, StopSignal
-from dragdl.engine.train.config import TrainSettings
 from dragdl.engine.train.device import (
     Precision,
     TrainError,
@@ -38,16 +39,8 @@ from dragdl.engine.train.device import (
     synchronize,
 )
 from dragdl.engine.train.evaluate import Evaluator, build_report, report_timings, write_json
-from dragdl.engine.train.events import (
-    ArtifactEvent,
-    ErrorEvent,
-    LogEvent,
-    MetricEvent,
-    ProgressEvent,
-    StartEvent,
-    StatusEvent,
-)
-from dragdl.engine.train.fastpath import FastPath, Probe, StepTiming, choose, first_batches, fixed
+from dragdl.engine.train.events import StartEvent
+from dragdl.engine.train.fastpath import FastPath, StepTiming
 from dragdl.engine.train.optim import (
     build_optimizer,
     build_scheduler,
@@ -57,6 +50,7 @@ from dragdl.engine.train.optim import (
 )
 from dragdl.engine.train.reporter import Reporter
 from dragdl.engine.train.state import TrainState
+from dragdl.engine.train.steps import choose_fast_path, loss_not_finite
 
 log = logging.getLogger(__name__)
 
@@ -84,69 +78,64 @@ def train(
     classes: list[str],
     out_dir: Path,
     reporter: Reporter,
+    *,
+    task: TaskKind,
     resume: bool = False,
     stop: StopSignal | None = None,
     network: nn.Module | None = None,
-    task: TaskKind | None = None,
     probe_timing: StepTiming | None = None,
     group: Group | None = None,
     checkpoints: CheckpointStore | None = None,
+    callbacks: Sequence[Callback] = (),
 ) -> TrainResult:
     """Train `model` on `pipeline`, writing checkpoints, report.json and model.safetensors to `out_dir`.
 
-    `network` is the whole network when `model` is only its trainable end, fed precomputed inputs
-    (a frozen backbone's cached features): model.safetensors and the parameter counts describe it,
-    while checkpoints hold `model`. Returns with status "stopped" after a checkpoint once `stop` is
-    set. `task` is the train node's task kind (classification when not given). `probe_timing`
-    replaces the fast-path probe's clock (tests make a candidate look slow with it).
+    `task` is the train node's task kind: its `step` turns each batch into a loss. `network` is the
+    whole network when `model` is only its trainable end, fed precomputed inputs (a frozen
+    backbone's cached features): model.safetensors and the parameter counts describe it, while
+    checkpoints hold `model`. Returns with status "stopped" after a checkpoint once `stop` is set.
+    `probe_timing` replaces the fast-path probe's clock (tests make a candidate look slow with it).
     `group` is the run's workers when it is one of several processes training together
     (`collective.TorchGroup`): each trains on its share of every batch, and only the main one
     evaluates the test split and writes the model and report. `checkpoints` is where checkpoints go
-    (default: `out_dir/checkpoints`).
+    (default: `out_dir/checkpoints`). The events go to `reporter` (`ReporterCallback`), then to each
+    of `callbacks` in order.
     Errors are reported as an ErrorEvent and a "failed" status, then raised (TrainError for
     expected failures).
     """
-    reporter.emit(StatusEvent("running"))
+    group = group or Group()
+    hooks = CallbackList([ReporterCallback(reporter), *callbacks])
+    ctx = RunContext(out_dir, model if network is None else network, task, config, group.main, hooks)
+    hooks.on_begin(ctx)
     try:
-        run = _Run(
-            model,
-            pipeline,
-            config,
-            classes,
-            out_dir,
-            reporter,
-            stop,
-            network,
-            task or Classification(),
-            group or Group(),
-            checkpoints or FolderCheckpoints(out_dir),
-        )
+        store = checkpoints or FolderCheckpoints(out_dir)
+        run = _Run(model, pipeline, config, classes, ctx, hooks, stop, task, group, store)
         run.probe_timing = probe_timing
         result = run.execute(resume)
     except TrainError as e:
-        _fail(reporter, e.code, e.message, e.node_id)
+        _fail(hooks, ctx, e.code, e.message, e.node_id)
         raise
     except NonFiniteError as e:  # a data operator, on a batch prepared during training
-        _fail(reporter, e.code, e.message, e.node_id)
+        _fail(hooks, ctx, e.code, e.message, e.node_id)
         raise TrainError(e.code, e.message, e.node_id) from e
     except EngineError as e:  # a layer or the data failed on real samples: its code and node
-        _fail(reporter, e.code, e.message, e.node_id)
+        _fail(hooks, ctx, e.code, e.message, e.node_id)
         raise
     except torch.OutOfMemoryError as e:
         message = f"out of memory ({e}); lower batch_size ({config.batch_size}) or the image size"
-        _fail(reporter, "out_of_memory", message, None)
+        _fail(hooks, ctx, "out_of_memory", message, None)
         raise TrainError("out_of_memory", message) from e
     except Exception as e:
-        _fail(reporter, "train_failed", f"{type(e).__name__}: {e}", None)
+        _fail(hooks, ctx, "train_failed", f"{type(e).__name__}: {e}", None)
         raise
     final = "training stopped; resume to continue" if result.status == "stopped" else "training finished"
-    reporter.emit(StatusEvent(result.status, final))
+    hooks.on_train_end(ctx, result.status, final)
     return result
 
 
-def _fail(reporter: Reporter, code: str, message: str, node_id: str | None) -> None:
-    reporter.emit(ErrorEvent(code, message, node_id))
-    reporter.emit(StatusEvent("failed", message))
+def _fail(hooks: Callback, ctx: RunContext, code: str, message: str, node_id: str | None) -> None:
+    hooks.on_error(ctx, code, message, node_id)
+    hooks.on_train_end(ctx, "failed", message)
 
 
 class _Run:
@@ -156,10 +145,9 @@ class _Run:
         pipeline: Pipeline,
         config: TrainSettings,
         classes: list[str],
-        out_dir: Path,
-        reporter: Reporter,
+        ctx: RunContext,
+        hooks: Callback,
         stop: StopSignal | None,
-        network: nn.Module | None,
         task: TaskKind,
         group: Group,
         store: CheckpointStore,
@@ -168,8 +156,8 @@ class _Run:
         self.task, self.group, self.store = task, group, store
         if group.distributed:
             pipeline.train.shard(group.rank, group.world)
-        self.network = model if network is None else network
-        self.out_dir, self.reporter, self.stop = out_dir, reporter, stop
+        self.network = ctx.model
+        self.ctx, self.hooks, self.stop = ctx, hooks, stop
         self.device = resolve_device(config.device)
         configure_backends(self.device)
         # fp32 contiguous until `_use` applies the fast path (chosen, or read from the checkpoint).
@@ -201,14 +189,14 @@ class _Run:
         self.log_every = max(1, self.steps_per_epoch // 10)
         self.has_val = pipeline.val is not None
         self.monitor = config.monitor if self.has_val else config.monitor.removeprefix("val_")
-        self.state = TrainState()
+        self.state = ctx.state
         self.started = time.perf_counter()
         self._last_lr = current_lr(self.optimizer)
 
     # -- events -------------------------------------------------------------------------------
 
     def info(self, message: str, level: Literal["info", "warning"] = "info") -> None:
-        self.reporter.emit(LogEvent(level, message))
+        self.hooks.on_message(self.ctx, level, message)
 
     # -- checkpoints ----------------------------------------------------------------------------
 
@@ -217,7 +205,7 @@ class _Run:
         data = self._checkpoint_data() if self.group.main else None
         path = self.store.save(data, s.epoch + 1, s.step)
         if path is not None:
-            self.reporter.emit(ArtifactEvent("checkpoint", str(path)))
+            self.hooks.on_checkpoint(self.ctx, path)
 
     def _checkpoint_data(self) -> dict[str, Any]:
         s = self.state
@@ -267,7 +255,7 @@ class _Run:
             else:
                 self.scheduler.load_state_dict(data["scheduler"])
         self.scaler.load_state_dict(data["scaler"])
-        self.state = s = TrainState.from_dict(data["state"])
+        self.state = self.ctx.state = s = TrainState.from_dict(data["state"])
         self.running.load(data["running"])
         if not s.epoch_done:
             torch.set_rng_state(data["rng_cpu"])
@@ -277,47 +265,6 @@ class _Run:
 
     # -- the fast path --------------------------------------------------------------------------
 
-    def _choose_fast_path(self, checkpoint: dict[str, Any] | None) -> FastPath:
-        """The checkpoint's fast path when resuming (an earlier version's: what it trained in),
-        else the one `fastpath.choose` measures; neither changes the weights or the random state."""
-        cfg, images = self.config, len(self.pipeline.sample_shape) == 3
-        if checkpoint is not None:
-            saved = checkpoint.get("fast_path")
-            if saved is not None:
-                kept = FastPath.from_dict(saved)
-                return FastPath(
-                    kept.precision,
-                    kept.memory_format,
-                    f"kept from the checkpoint; {kept.reason}",
-                    kept.native_bf16,
-                    kept.probe_s,
-                    kept.measurements,
-                )
-            # Before the fast path: CUDA ran its AMP and channels_last rule, the CPU fp32 contiguous.
-            earlier = "checkpoint of an earlier version"
-            if self.device.type == "cpu":
-                return fixed(self.device, "fp32", "contiguous", images, earlier)
-            return fixed(self.device, cfg.precision, "auto", images, earlier)
-
-        def load_batches() -> list[tuple[Tensor, Tensor]]:
-            # Batches depend only on (seed, epoch): reading epoch 0's first ones changes no order.
-            batches = first_batches(self.pipeline.train.batches(0), 3)
-            return [self.evaluator.to_device(x, y) for x, y in batches]
-
-        convolutions = any(p.ndim == 4 for p in self.model.parameters())
-        probe = Probe(
-            model=self.model,
-            make_optimizer=lambda m: build_optimizer(m, cfg, self.device),
-            criterion=self.criterion,
-            load_batches=load_batches,
-            device=self.device,
-            total_steps=self.total_steps,
-            input_shape=self.pipeline.sample_shape,
-            run_samples=self.pipeline.train.num_samples * cfg.epochs,
-            timing=self.probe_timing,
-        )
-        return choose(self.device, cfg.precision, cfg.memory_format, images and convolutions, probe)
-
     def _agreed_fast_path(self, checkpoint: dict[str, Any] | None) -> FastPath:
         """The fast path every worker trains in: the main worker chooses (probing alone, while the
         others wait) and tells the others, whose own probes would time each other's load."""
@@ -325,6 +272,17 @@ class _Run:
             return self._choose_fast_path(checkpoint)
         chosen = self._choose_fast_path(checkpoint).to_dict() if self.group.main else None
         return FastPath.from_dict(self.group.broadcast(chosen))
+
+    def _choose_fast_path(self, checkpoint: dict[str, Any] | None) -> FastPath:
+        return choose_fast_path(
+            self.model,
+            self.pipeline,
+            self.config,
+            self.evaluator,
+            self.total_steps,
+            checkpoint,
+            self.probe_timing,
+        )
 
     def _use(self, fast_path: FastPath) -> None:
         self.fast_path = fast_path
@@ -353,23 +311,22 @@ class _Run:
             s.epoch, s.step, s.epoch_done = s.epoch + 1, 0, False
         p = self.pipeline
         trainable = sum(t.numel() for t in self.network.parameters() if t.requires_grad)
-        self.reporter.emit(
-            StartEvent(
-                epochs=self.config.epochs,
-                steps_per_epoch=self.steps_per_epoch,
-                train_samples=p.train.num_samples,
-                val_samples=p.val.num_samples if p.val else 0,
-                test_samples=p.test.num_samples if p.test else 0,
-                device=str(self.device),
-                trainable_parameters=trainable,
-                total_parameters=sum(t.numel() for t in self.network.parameters()),
-                resumed_from_epoch=s.epoch + 1 if resumed else None,
-                resumed_from_step=s.step if resumed else None,
-                batch_size=self.config.batch_size,
-                fast_path=self.fast_path.to_dict() if self.fast_path else None,
-                workers=self.group.describe(),
-            )
+        self.ctx.start = StartEvent(
+            epochs=self.config.epochs,
+            steps_per_epoch=self.steps_per_epoch,
+            train_samples=p.train.num_samples,
+            val_samples=p.val.num_samples if p.val else 0,
+            test_samples=p.test.num_samples if p.test else 0,
+            device=str(self.device),
+            trainable_parameters=trainable,
+            total_parameters=sum(t.numel() for t in self.network.parameters()),
+            resumed_from_epoch=s.epoch + 1 if resumed else None,
+            resumed_from_step=s.step if resumed else None,
+            batch_size=self.config.batch_size,
+            fast_path=self.fast_path.to_dict() if self.fast_path else None,
+            workers=self.group.describe(),
         )
+        self.hooks.on_train_start(self.ctx)
         if self.fast_path is not None:
             self.info(self.fast_path.summary())
         scale = self.model.output_scale if isinstance(self.model, GraphModule) else None
@@ -378,9 +335,6 @@ class _Run:
                 f"the target is learned standardized (mean {scale[0]:.6g}, standard deviation "
                 f"{scale[1]:.6g}, from the training rows); predictions are in its own units"
             )
-        # A monitor connecting to a resumed run sees the whole curve, not only the new epochs.
-        for i, values in enumerate(s.history):
-            self.reporter.emit(MetricEvent("epoch", i + 1, self._step_at(i + 1), values))
         while s.epoch < self.config.epochs and not s.stopped_early:
             if not mid_epoch:
                 torch.manual_seed(self._epoch_seed())
@@ -395,9 +349,6 @@ class _Run:
                 return self._result("stopped")
             s.epoch += 1
         return self._finish()
-
-    def _step_at(self, epoch: int) -> int:
-        return epoch * self.steps_per_epoch
 
     def _epoch_seed(self) -> int:
         # Dropout and other random layers: the main worker draws what a single process would, the
@@ -421,33 +372,33 @@ class _Run:
         last_checkpoint = time.monotonic()
         segment = time.perf_counter()
         lr = current_lr(self.optimizer)
-        for x_cpu, y_cpu in self.pipeline.train.batches(s.epoch, s.step):
-            x, y = self.evaluator.to_device(x_cpu, y_cpu)
-            with self.evaluator.autocast():
-                logits = model(x)
-                loss = self.criterion(logits, y)
+        ctx, hooks, step, running = self.ctx, self.hooks, self.evaluator.step, self.running
+        for cpu_batch in self.pipeline.train.batches(s.epoch, s.step):
+            batch = self.evaluator.to_device(cpu_batch)
+            loss, outputs = step(model, batch)
             # Checked before the step, while the weights still are those that produced the loss:
             # a diagnosis after an optimizer step with NaN gradients would blame every layer.
             # One read of the value (a GPU sync either way): cheaper than an isfinite kernel first.
             value = loss.item()
             if not math.isfinite(value):
-                raise self._loss_not_finite(x, value)
+                raise loss_not_finite(
+                    self.model, batch, self.evaluator, value, s.epoch + 1, s.step + 1, cfg.lr
+                )
             self.optimizer.zero_grad(set_to_none=True)
             lr = current_lr(self.optimizer)
             if self.precision.scaler:
-                self.scaler.scale(loss).backward()
+                torch.autograd.backward(self.scaler.scale(loss))
                 self.scaler.step(self.optimizer)
                 self.scaler.update()
             else:
-                loss.backward()
+                torch.autograd.backward(loss)
                 self.optimizer.step()
             if self.per_step_schedule and self.scheduler is not None:
                 self.scheduler.step()
-            logits = logits.detach()
-            self.running.add(loss, logits, y)
+            running.add(loss, outputs.detach(), batch)
             s.step += 1
             s.global_step += 1
-            self.reporter.emit(ProgressEvent(s.epoch + 1, s.step, self.steps_per_epoch))
+            hooks.on_step_end(ctx)
             if s.step % self.log_every == 0 or s.step == self.steps_per_epoch:
                 self._log_step(lr)
             if distributed and s.step % self.log_every:
@@ -486,32 +437,7 @@ class _Run:
             )
         values["lr"] = lr
         s.logged, s.logged_count = sums, int(sums["count"])
-        self.reporter.emit(MetricEvent("step", s.epoch + 1, s.global_step, values))
-
-    def _loss_not_finite(self, x: Tensor, loss: float) -> TrainError:
-        """The node whose output stopped being finite on this batch, found by running the batch again
-        with a check after every node; the learning rate is blamed only when every output was finite."""
-        s, model = self.state, self.model
-        where = f"at epoch {s.epoch + 1}, step {s.step + 1} (the training loss became {loss})"
-        if not bool(torch.isfinite(x).all()):
-            return TrainError(
-                "non_finite", f"the batch reaching the network holds NaN or infinite values {where}"
-            )
-        with torch.no_grad(), self.evaluator.autocast(), watch_non_finite(model) as found:
-            model(x)
-        if found:
-            return TrainError(
-                "non_finite",
-                f"layer {found[0]} produced NaN or infinite values from finite inputs {where}; its "
-                "input values or weights are too large for it: scale the data down (for example "
-                f"with a Normalize before the network) or lower the learning rate (lr={self.config.lr})",
-                found[0],
-            )
-        return TrainError(
-            "loss_not_finite",
-            f"the training loss became {loss} at epoch {s.epoch + 1} while no layer's output was "
-            f"found to be NaN or infinite; lower the learning rate (lr={self.config.lr})",
-        )
+        self.hooks.on_log(self.ctx, values)
 
     def _end_epoch(self) -> None:
         s, cfg = self.state, self.config
@@ -529,7 +455,7 @@ class _Run:
         s.history.append(values)
         self._early_stopping(values)
         s.step, s.epoch_done = self.steps_per_epoch, True
-        self.reporter.emit(MetricEvent("epoch", s.epoch + 1, s.global_step, values))
+        self.hooks.on_epoch_end(self.ctx, values)
         self._checkpoint()
         s.epoch_done = False
 
@@ -577,23 +503,21 @@ class _Run:
         if self.pipeline.test is not None:
             test, preds, targets = self.evaluator.run(self.model, self.pipeline.test, "test_", collect=True)
             details = self.task.test_details(preds, targets, self.classes)
-            self.reporter.emit(MetricEvent("test", len(s.history), s.global_step, test))
+            self.hooks.on_test_end(self.ctx, test, details)
         if self.channels_last:
             # safetensors stores contiguous tensors; bring 4-D weights back to the default layout.
             self.network.to(memory_format=torch.contiguous_format)
-        model_path = self.out_dir / "model.safetensors"
-        tmp = model_path.with_suffix(".safetensors.tmp")
-        safetensors.torch.save_model(self.network, str(tmp))
-        tmp.replace(model_path)
-        self.reporter.emit(ArtifactEvent("model", str(model_path)))
-        device, network = str(self.device), self.network
+        network = self.network
+        model_path = self.ctx.write_artifact(
+            "model", "model.safetensors", lambda tmp: safetensors.torch.save_model(network, str(tmp))
+        )
+        device = str(self.device)
         report = build_report(s, cfg, self.task, self.classes, self.pipeline, network, device, self.monitor)
         report["fast_path"] = self.fast_path.to_dict() if self.fast_path else None
         timings = report_timings(s, self.pipeline) | {"wall_s": time.perf_counter() - self.started}
         timings["probe_s"] = self.fast_path.probe_s if self.fast_path else 0.0
-        report_path = self.out_dir / "report.json"
-        write_json(report_path, report | {"test": test} | details | {"timings": timings})
-        self.reporter.emit(ArtifactEvent("report", str(report_path)))
+        report = report | {"test": test} | details | {"timings": timings}
+        report_path = self.ctx.write_artifact("report", "report.json", lambda tmp: write_json(tmp, report))
         return self._result("succeeded", test=test, report_path=report_path, model_path=model_path)
 
 

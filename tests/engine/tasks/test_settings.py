@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from dragdl.engine.train.config import TrainConfig
+from dragdl.engine.tasks.settings import TrainConfig
 
 
 def test_defaults() -> None:

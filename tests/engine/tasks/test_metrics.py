@@ -8,8 +8,9 @@ import torch
 from sklearn.metrics import confusion_matrix as sk_confusion
 from sklearn.metrics import precision_recall_fscore_support
 
+from dragdl.engine.data.batch import TARGET
 from dragdl.engine.tasks.classification import ClassificationMetrics
-from dragdl.engine.train.metrics import averages, confusion_matrix, per_class_metrics
+from dragdl.engine.tasks.metrics import averages, confusion_matrix, per_class_metrics
 
 
 def test_running_sums_loss_accuracy_and_top5() -> None:
@@ -19,7 +20,7 @@ def test_running_sums_loss_accuracy_and_top5() -> None:
     logits = [torch.randn(n, 12, generator=gen) for n in sizes]
     targets = [torch.randint(0, 12, (n,), generator=gen) for n in sizes]
     for lg, tg in zip(logits, targets, strict=True):
-        running.add(torch.nn.functional.cross_entropy(lg, tg), lg, tg)
+        running.add(torch.nn.functional.cross_entropy(lg, tg), lg, {TARGET: tg})
     all_logits, all_targets = torch.cat(logits), torch.cat(targets)
     assert running.count == sum(sizes)
     resumed = ClassificationMetrics(torch.device("cpu"), top5=True)

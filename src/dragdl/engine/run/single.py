@@ -1,13 +1,14 @@
-"""Graph in, trained model out: compile, split, build the data pipeline, train.
+"""One process trains a compiled plan: split, data pipeline (or the feature cache), trainer, bundle.
 
 A frozen pretrained backbone after deterministic operators trains through the feature cache
-(`train/feature_cache.py`): its features are computed once and only the head is trained.
+(`run/feature_cache.py`): its features are computed once and only the head is trained. A worker of
+a distributed run (`run/distributed.py`) trains its share here too, with its `group`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import torch
 
 from dragdl.engine.bundle.writer import write_bundle
-from dragdl.engine.compile.plan import Plan, compile_graph
+from dragdl.engine.compile.plan import Plan
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.pipeline import Pipeline, build_pipeline
 from dragdl.engine.data.splits import Splits
@@ -23,10 +24,11 @@ from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.data.table_pipeline import build_table_pipeline
 from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.run.feature_cache import feature_pipeline, frozen_backbone
+from dragdl.engine.train.callbacks import Callback
 from dragdl.engine.train.checkpoint import CheckpointStore
 from dragdl.engine.train.collective import Group, StopSignal
 from dragdl.engine.train.device import TrainError, resolve_device
-from dragdl.engine.train.feature_cache import feature_pipeline, frozen_backbone
 from dragdl.engine.train.reporter import Reporter
 from dragdl.engine.train.trainer import TrainResult, train
 
@@ -69,45 +71,28 @@ def prepare(plan: Plan) -> Pipeline:
     )
 
 
-def run_graph(
-    raw: dict[str, Any] | Graph,
+def trained_graph(plan: Plan) -> Graph:
+    """The plan's graph with its train node's params as the run resolved them (graph.json, bundle)."""
+    graph = plan.graph.model_copy(deep=True)
+    graph.node(plan.analysis.structure.train_id or "").params = plan.config.model_dump()
+    return graph
+
+
+def train_plan(
+    plan: Plan,
     ctx: DataContext,
     out_dir: Path,
     reporter: Reporter,
-    overrides: dict[str, Any] | None = None,
+    *,
     resume: bool = False,
     stop: StopSignal | None = None,
     feature_cache: bool = True,
     group: Group | None = None,
     checkpoints: CheckpointStore | None = None,
+    callbacks: Sequence[Callback] = (),
 ) -> TrainResult:
-    """Train the graph, writing graph.json, checkpoints, report.json and model.safetensors to `out_dir`.
-
-    A run that succeeds also gets model.json, which makes `out_dir` a bundle (engine.bundle).
-    `feature_cache=False` trains a frozen backbone's head through the backbone at every step, as
-    any other network (same result, much slower; for comparisons).
-
-    A train node with `workers` above 1 trains on Ray Train (`engine/distributed.py`), each worker
-    calling this function again with its `group` and Ray Train's `checkpoints`; the main worker
-    writes the files.
-
-    Raises GraphInvalid (with every error) before anything is written when the graph is wrong.
-    """
-    plan = compile_graph(raw, ctx, overrides=overrides)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    graph = plan.graph.model_copy(deep=True)
-    train_node = graph.node(plan.analysis.structure.train_id or "")
-    train_node.params = plan.config.model_dump()
-    main = group is None or group.main
-    if main:
-        (out_dir / "graph.json").write_text(graph.model_dump_json(indent=2, by_alias=True), encoding="utf-8")
-    if group is None and plan.config.workers > 1:
-        from dragdl.engine.distributed import run_distributed
-
-        source = raw if isinstance(raw, dict) else raw.model_dump(by_alias=True)
-        return run_distributed(
-            source, ctx, out_dir, reporter, plan.config, overrides, resume, stop, feature_cache
-        )
+    """Train `plan` in this process (alone, or as one worker of `group`), writing checkpoints,
+    report.json, model.safetensors and, when it succeeds on the main worker, model.json."""
     frozen = frozen_backbone(plan) if feature_cache else None
     try:
         if frozen is None:
@@ -128,17 +113,18 @@ def run_graph(
                 plan.classes,
                 out_dir,
                 reporter,
+                task=plan.task,
                 resume=resume,
                 stop=stop,
                 network=plan.model,
-                task=plan.task,
                 group=group,
                 checkpoints=checkpoints,
+                callbacks=callbacks,
             )
     finally:
         pipeline.close()
-    if result.status == "succeeded" and main:
-        write_bundle(out_dir, graph, plan, pipeline.fitted, read_report(result))
+    if result.status == "succeeded" and (group is None or group.main):
+        write_bundle(out_dir, trained_graph(plan), plan, pipeline.fitted, read_report(result))
     return result
 
 

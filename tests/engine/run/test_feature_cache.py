@@ -20,14 +20,14 @@ from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.base import DataContext
 from dragdl.engine.models import weights
 from dragdl.engine.run import read_report, run_graph, split
+from dragdl.engine.run.feature_cache import FeatureHead, feature_pipeline, frozen_backbone
 from dragdl.engine.train import fastpath
 from dragdl.engine.train.events import LogEvent, StartEvent
-from dragdl.engine.train.feature_cache import FeatureHead, feature_pipeline, frozen_backbone
 from dragdl.engine.train.reporter import ListReporter
 from dragdl.engine.train.trainer import train
 
 from ...graphs import chain
-from .conftest import StopAt
+from ..train.conftest import StopAt
 
 DIGITS = 1797
 
@@ -199,6 +199,7 @@ def test_bundle_of_a_cached_run_predicts_like_the_trained_model_and_exports_to_o
         plan.classes,
         out,
         reporter,
+        task=plan.task,
         network=plan.model,
     )
     graph_as_trained = plan.graph.model_copy(deep=True)

@@ -49,7 +49,7 @@ from dragdl.engine.files import save_atomic
 from dragdl.engine.models.head import TransferModel
 from dragdl.engine.network.module import GraphModule, LayerRuntimeError
 from dragdl.engine.nodes.base import ModelNode
-from dragdl.engine.train.config import MemoryFormatChoice
+from dragdl.engine.tasks.settings import MemoryFormatChoice
 from dragdl.engine.train.device import resolve_device
 from dragdl.engine.train.events import LogEvent
 from dragdl.engine.train.fastpath import LayoutName

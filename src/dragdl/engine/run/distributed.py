@@ -1,13 +1,14 @@
 """A run of several workers training one network together: data-parallel on Ray Train.
 
-`run_graph` hands a graph whose train node asks for `workers` > 1 to `run_distributed`, which
-drives the run from the caller's process (a task's worker actor, or `dragdl run`):
+`launch.run_graph` hands a graph whose train node asks for `workers` > 1 to `run_distributed`,
+which drives the run from the caller's process (a task's worker actor, or `dragdl run`):
 
 - a `TorchTrainer` starts `workers` Ray actors of `cpus_per_worker` CPUs and `gpus_per_worker`
   GPUs, wherever the cluster has room for them, and joins them in a process group (gloo on CPUs,
   NCCL on GPUs);
-- each worker runs `run_graph` with its `TorchGroup`: the same compile, data and trainer as a single
-  process, on its share of every batch (`BatchSource.shard`), its gradients averaged by DDP;
+- each worker compiles the graph and trains it with `single.train_plan` and its `TorchGroup`: the
+  same data and trainer as a single process, on its share of every batch (`BatchSource.shard`), its
+  gradients averaged by DDP;
 - the main worker's events reach the caller's reporter through a Ray queue that a thread here
   drains; the other workers report nothing;
 - checkpoints go through Ray Train (`ray.train.report(checkpoint=...)`, kept in
@@ -33,6 +34,7 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +42,7 @@ import torch
 
 from dragdl.engine.data.base import DatasetError
 from dragdl.engine.errors import EngineError
+from dragdl.engine.train.callbacks import Callback
 from dragdl.engine.train.checkpoint import CheckpointStore, checkpoint_name, load_checkpoint
 from dragdl.engine.train.collective import StopSignal
 from dragdl.engine.train.device import TrainError
@@ -50,7 +53,7 @@ from dragdl.engine.train.trainer import TrainResult
 
 if TYPE_CHECKING:
     from dragdl.engine.data.base import DataContext
-    from dragdl.engine.train.config import TrainSettings
+    from dragdl.engine.tasks.settings import TrainSettings
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +84,10 @@ def run_distributed(
     resume: bool,
     stop: StopSignal | None,
     feature_cache: bool,
+    callbacks: Sequence[Callback] = (),
 ) -> TrainResult:
     """Train the graph on `config.workers` Ray Train workers; returns the main worker's result.
+    `callbacks` go to every worker (pickled with the run's settings).
 
     Raises the error a worker met in the graph or its data (DatasetError or TrainError), or
     WorkersFailed when the workers kept failing otherwise (Ray Train's failure budget ran out).
@@ -119,6 +124,7 @@ def run_distributed(
             "overrides": overrides,
             "resume": resume,
             "feature_cache": feature_cache,
+            "callbacks": list(callbacks),
             "events": events,
             "cpus": config.cpus_per_worker,
             "gpus": gpus,
@@ -307,7 +313,7 @@ class RayTrainCheckpoints(CheckpointStore):
 
 
 def _worker(settings: dict[str, Any]) -> None:
-    """One worker of the run (a Ray Train actor): `run_graph` on its share of the data."""
+    """One worker of the run (a Ray Train actor): the graph compiled and trained on its share."""
     out_dir = Path(settings["out_dir"])
     if (out_dir / ERROR_FILE).exists():
         return  # a deterministic error ended the run: Ray Train's restart meets it again otherwise
@@ -317,7 +323,8 @@ def _worker(settings: dict[str, Any]) -> None:
     import ray.train
     from ray.train.torch import get_device
 
-    from dragdl.engine.run import run_graph
+    from dragdl.engine.compile.plan import compile_graph
+    from dragdl.engine.run.single import train_plan
     from dragdl.engine.train.collective import StopFile, TorchGroup
 
     torch.set_num_threads(max(1, round(settings["cpus"])))
@@ -330,17 +337,18 @@ def _worker(settings: dict[str, Any]) -> None:
     written = any((out_dir / RUN_NAME).glob("ckpt-*/ckpt-*.pt"))
     resume = bool(settings["resume"]) or written or ray.train.get_checkpoint() is not None
     try:
-        result = run_graph(
-            graph,
+        plan = compile_graph(graph, settings["context"], overrides=settings["overrides"])
+        result = train_plan(
+            plan,
             settings["context"],
             out_dir,
             reporter or NullReporter(),
-            overrides=settings["overrides"],
             resume=resume,
             stop=StopFile(out_dir / STOP_FILE),
             feature_cache=settings["feature_cache"],
             group=group,
             checkpoints=RayTrainCheckpoints(out_dir / RUN_NAME),
+            callbacks=settings["callbacks"],
         )
     except EngineError as exc:  # the graph or its data (TrainError included): fails the same again
         error = {
