@@ -132,7 +132,7 @@ ZH: dict[str, str] = {
         "关于图像 x（取值 0 到 1）的公式，例如 clamp(x * 1.5, 0, 1) 或 1 - x。可用：+ - * / **、比较、数字，"
         "以及 clamp、abs、sqrt、exp、log、where、minimum、maximum、mean、std、hflip、vflip 等函数。"
     ),
-    "Normalize": "标准化",
+    "Normalize": "像素归一化",
     "Shifts and scales pixel values to zero mean and unit variance per channel; helps training.": (
         "按通道平移和缩放像素值，使其均值为 0、方差为 1；有助于训练。"
     ),
@@ -546,7 +546,7 @@ ZH: dict[str, str] = {
     "The columns to keep or drop.": "要保留或删除的列。",
     "Keep": "保留",
     "Drop": "删除",
-    "Standardize": "标准化",
+    "Standardize": "列标准化",
     "Scales number columns to mean 0 and standard deviation 1, with the mean and deviation measured on the training rows. Missing values stay missing.": (
         "把数值列缩放到均值 0、标准差 1，均值和标准差在训练行上测得。缺失值保持缺失。"
     ),

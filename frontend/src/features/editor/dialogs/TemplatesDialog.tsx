@@ -35,19 +35,26 @@ export function TemplatesDialog({ onClose, onOpen }: { onClose: () => void; onOp
         <>
           <p className="props__muted">{t('templates.replace')}</p>
           <ul className="templates">
-            {templates.map((template) => (
-              <li key={template.id} className="templates__card">
-                {/* Shipped templates are worded in the UI's language where a translation exists. */}
-                <h3>{t(`templateText.${template.id}.name`, { defaultValue: template.name })}</h3>
-                <p>{t(`templateText.${template.id}.description`, { defaultValue: template.description })}</p>
-                <div className="templates__foot">
-                  <span className="pill">{t('templates.nodes', { count: template.graph.nodes.length })}</span>
-                  <button type="button" className="btn btn--primary" onClick={() => onOpen(template.graph)}>
-                    {t('templates.open')}
-                  </button>
-                </div>
-              </li>
-            ))}
+            {templates.map((template) => {
+              const name = t(`templateText.${template.id}.name`, { defaultValue: template.name });
+              return (
+                <li key={template.id} className="templates__card">
+                  {/* Shipped templates are worded in the UI's language where a translation exists. */}
+                  <h3>{name}</h3>
+                  <p>{t(`templateText.${template.id}.description`, { defaultValue: template.description })}</p>
+                  <div className="templates__foot">
+                    <span className="pill">{t('templates.nodes', { count: template.graph.nodes.length })}</span>
+                    <button
+                      type="button"
+                      className="btn btn--primary"
+                      onClick={() => onOpen({ ...template.graph, name })}
+                    >
+                      {t('templates.open')}
+                    </button>
+                  </div>
+                </li>
+              );
+            })}
           </ul>
         </>
       )}
