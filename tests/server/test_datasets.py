@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services import datasets as service
+from dragdl.server.services import table_upload
 from dragdl.server.settings import Settings
 
 from ..graphs import chain
@@ -132,7 +133,7 @@ def test_hostile_uploads_are_refused_without_a_trace(
     for case in hostile_cases():
         with monkeypatch.context() as patch:
             for name, value in case.limits.items():
-                patch.setattr(service, name, value)
+                patch.setattr(table_upload if hasattr(table_upload, name) else service, name, value)
             response = upload(user_client, case.files)
         detail = response.json().get("detail", "") if response.status_code != 201 else ""
         if response.status_code != case.status or case.message not in str(detail):

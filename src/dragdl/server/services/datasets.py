@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from dragdl.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services.access import reachable_by
 from dragdl.server.services.limits import check_dataset_room, lock_user
+from dragdl.server.services.table_upload import TABLE_KIND, ingest_table
 from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
 from dragdl.server.settings import Settings
 
@@ -41,21 +42,10 @@ MAX_IMAGE_PIXELS = 40_000_000
 """The engine's DEFAULT_PIXEL_LIMIT, repeated here so that reading it needs no torch import."""
 TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
 """engine.data.tables.TABLE_SUFFIXES (not imported: that module loads torch)."""
-TABLE_NAME = "table"
-"""An uploaded table is stored as `data/table.<suffix>`, whatever the uploader called it."""
-MAX_TABLE_BYTES = 256 * 1024**2
-"""A table is read into memory whole (training reads it again): larger ones are refused."""
-MAX_TABLE_CELLS = 20_000_000
-"""Rows x columns of one table, checked before it is parsed (a Parquet file may be compressed far)."""
-MAX_TABLE_COLUMNS = 10_000
-MAX_HEADER_BYTES = 4 << 20
-"""The header row of a text table is read whole up to this size to count its columns."""
 UPLOADED_NODE = "dataset.uploaded"
 """The node type that reads an uploaded image dataset by its id."""
 TABLE_NODE = "dataset.table"
 """The node type that reads an uploaded table (source "uploaded"), with the column to predict."""
-TABLE_KIND = "table"
-"""engine.nodes.tables.TABLE_KIND: the kind of an uploaded table."""
 
 
 class DatasetInUse(Exception):
@@ -184,7 +174,10 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
         raise UploadError("no file received: send a .zip or .npy files in the 'files' field")
     names = {Path(f.filename).suffix.lower() for f in files}
     if len(files) == 1 and Path(files[0].filename).suffix.lower() in TABLE_SUFFIXES:
-        return _ingest_table(directory, root, files[0])
+        path, info, size = ingest_table(
+            directory, root, files[0], lambda message: _relative(message, directory, root, files)
+        )
+        return Ingested(kind=TABLE_KIND, reader_path=path, info=info, size_bytes=size)
     tables = [f.filename for f in files if Path(f.filename).suffix.lower() in TABLE_SUFFIXES]
     if tables:
         listed = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
@@ -217,121 +210,6 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
         # this name. Image paths stay relative to the CSV's folder, which does not change.
         reader_path = reader_path.replace(root / CSV_NAME)
     return Ingested(kind=kind, reader_path=reader_path, info=info, size_bytes=tree_size(root))
-
-
-def _ingest_table(directory: Path, root: Path, received: ReceivedFile) -> Ingested:
-    """One CSV, TSV or Parquet file: checked for size and shape before it is parsed, then read as
-    training will read it, and described by its columns."""
-    from dragdl.engine.data.base import DatasetError
-    from dragdl.engine.data.tables import read_table
-
-    suffix = Path(received.filename).suffix.lower()
-    if received.size > MAX_TABLE_BYTES:
-        raise UploadError(
-            f"{received.filename}: {received.size} bytes is above the limit of {MAX_TABLE_BYTES} for a table",
-            413,
-        )
-    check_table_shape(received.path, suffix, received.filename)
-    root.mkdir(parents=True)
-    target = root / f"{TABLE_NAME}{suffix}"
-    os.replace(received.path, target)
-    shutil.rmtree(directory / "incoming", ignore_errors=True)
-    try:
-        table = read_table(target)
-    except DatasetError as exc:
-        message = exc.message.replace(str(target), received.filename).replace(target.name, received.filename)
-        raise UploadError(_relative(message, directory, root, [received])) from None
-    if len(table.names) > MAX_TABLE_COLUMNS:
-        raise UploadError(
-            f"{received.filename}: {len(table.names)} columns is above the limit of {MAX_TABLE_COLUMNS}"
-        )
-    columns = [info.to_json() for info in table.schema()]
-    info = {
-        "format": "table",
-        "file": received.filename,
-        "columns": columns,
-        "count": table.num_rows,
-        "classes": [],
-        "counts": [],
-        "channels": 0,
-        "size": None,
-        "samples": [],
-    }
-    return Ingested(kind=TABLE_KIND, reader_path=target, info=info, size_bytes=tree_size(root))
-
-
-def check_table_shape(path: Path, suffix: str, filename: str) -> None:
-    """Refuse what is not a table, or would be too large once read, from its first bytes (text) or its
-    footer (Parquet): UploadError naming the file."""
-    with path.open("rb") as f:
-        head = f.read(64 * 1024)
-    if suffix == ".parquet":
-        _check_parquet(path, head, filename)
-        return
-    if _utf16(head):
-        raise UploadError(
-            f"{filename}: the text is UTF-16; save the table as UTF-8 (in Excel: 'CSV UTF-8')", 415
-        )
-    if b"\x00" in head:
-        raise UploadError(f"{filename}: not a text table (it holds binary data)")
-    # Only counted here; a file that is not UTF-8 is named by the reader. The header row is read
-    # whole (up to a cap), so a very wide table is counted, not estimated from its first bytes.
-    with path.open("rb") as f:
-        first = f.readline(MAX_HEADER_BYTES + 1)
-    header = first.decode("utf-8-sig", errors="replace")
-    columns = header.count("\t" if suffix == ".tsv" else ",") + 1
-    if len(first) > MAX_HEADER_BYTES and not first.endswith(b"\n"):
-        raise UploadError(
-            f"{filename}: the header row is longer than {MAX_HEADER_BYTES} bytes (over {columns} "
-            f"columns); the limit is {MAX_TABLE_COLUMNS} columns"
-        )
-    with path.open("rb") as f:
-        lines = sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
-    if columns > MAX_TABLE_COLUMNS:
-        raise UploadError(f"{filename}: {columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
-    if (lines + 1) * columns > MAX_TABLE_CELLS:
-        raise UploadError(
-            f"{filename}: about {lines} rows of {columns} columns is above the limit of "
-            f"{MAX_TABLE_CELLS} cells",
-            413,
-        )
-
-
-def _utf16(head: bytes) -> bool:
-    """A UTF-16 text: its byte-order mark, or ASCII text with every other byte zero."""
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return True
-    sample = head[:4096]
-    if len(sample) < 8:
-        return False
-    even, odd = sample[0::2], sample[1::2]
-    return even.count(0) > 0.9 * len(even) or odd.count(0) > 0.9 * len(odd)
-
-
-def _check_parquet(path: Path, head: bytes, filename: str) -> None:
-    if not head.startswith(b"PAR1"):
-        raise UploadError(f"{filename}: not a Parquet file (no PAR1 signature)")
-    import pyarrow
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.ParquetFile(path).metadata
-    except (pyarrow.ArrowException, OSError, ValueError) as exc:
-        raise UploadError(f"{filename}: not a readable Parquet file ({exc})") from None
-    if meta.num_columns > MAX_TABLE_COLUMNS:
-        raise UploadError(f"{filename}: {meta.num_columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
-    if meta.num_rows * meta.num_columns > MAX_TABLE_CELLS:
-        raise UploadError(
-            f"{filename}: {meta.num_rows} rows of {meta.num_columns} columns is above the limit of "
-            f"{MAX_TABLE_CELLS} cells",
-            413,
-        )
-    expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    if expanded > MAX_TABLE_BYTES * 4:
-        raise UploadError(
-            f"{filename}: {expanded} bytes once decompressed is above the limit of {MAX_TABLE_BYTES * 4}",
-            413,
-        )
 
 
 def _relative(message: str, directory: Path, root: Path, files: list[ReceivedFile]) -> str:

@@ -1,0 +1,287 @@
+"""An uploaded table (one .csv, .tsv or .parquet file): bounded before it is read, then described.
+
+Every bound is checked before the work it bounds:
+
+- the file's bytes; a text table's columns (its header) and rows x columns (its line count);
+- a Parquet file's footer: columns, rows x columns, bytes once decompressed, and its schema (a list,
+  map, struct or bytes column is refused before a value is decoded: one cell can hold 5 x 10^8
+  values in 900 bytes);
+- a Parquet file's decoded text, measured on Arrow's dictionary-encoded read (a 221 KB file of
+  repeated long strings decodes to gigabytes as Python strings) before pandas converts it;
+- each cell's length, each column name's length and each category column's distinct values, once
+  read, naming the column and row;
+- and what is stored to describe it (`info`, returned by every dataset list): a few categories per
+  column, cut short, so the list stays small whatever the table holds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
+
+if TYPE_CHECKING:
+    from dragdl.engine.data.tables import Table
+
+TABLE_NAME = "table"
+"""An uploaded table is stored as `data/table.<suffix>`, whatever the uploader called it."""
+MAX_TABLE_BYTES = 256 * 1024**2
+"""A table is read into memory whole (training reads it again): larger ones are refused."""
+MAX_TABLE_CELLS = 20_000_000
+"""Rows x columns of one table, checked before it is parsed (a Parquet file may be compressed far)."""
+MAX_TABLE_COLUMNS = 10_000
+MAX_HEADER_BYTES = 4 << 20
+"""The header row of a text table is read whole up to this size to count its columns."""
+MAX_DECODED_BYTES = 256 * 1024**2
+"""Text of a Parquet table once decoded (dictionary-encoded columns counted per row)."""
+MAX_CELL_CHARS = 4096
+"""Characters of one cell: a table cell is a number or a category, not a document."""
+MAX_NAME_CHARS = 256
+"""Characters of a column name."""
+MAX_CATEGORIES = 10_000
+"""Distinct values of one category column (each becomes an input of a one-hot encoding)."""
+INFO_CATEGORIES = 20
+"""Categories per column kept in the stored description (`category_count` has them all)."""
+INFO_CATEGORY_CHARS = 100
+"""A stored category is cut to this many characters."""
+PREFIX_CHARS = 40
+"""A cell quoted in an error message: its first characters only."""
+TABLE_KIND = "table"
+"""engine.nodes.tables.TABLE_KIND: the kind of an uploaded table."""
+
+
+def quote(value: object, limit: int = PREFIX_CHARS) -> str:
+    """A value for an error message: repr of a bounded prefix (a 30 MB cell is not repeated)."""
+    text = str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def ingest_table(
+    directory: Path, root: Path, received: ReceivedFile, relative: Any
+) -> tuple[Path, dict[str, Any], int]:
+    """(stored path, info, size): checked for size and shape before it is parsed, then read as
+    training will read it, bounded, and described by its columns. `relative(message)` rewrites the
+    server's paths in a message into the uploader's names."""
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.data.tables import read_table
+
+    suffix = Path(received.filename).suffix.lower()
+    if received.size > MAX_TABLE_BYTES:
+        raise UploadError(
+            f"{received.filename}: {received.size} bytes is above the limit of {MAX_TABLE_BYTES} for a table",
+            413,
+        )
+    check_table_shape(received.path, suffix, received.filename)
+    root.mkdir(parents=True)
+    target = root / f"{TABLE_NAME}{suffix}"
+    os.replace(received.path, target)
+    shutil.rmtree(directory / "incoming", ignore_errors=True)
+    try:
+        table = read_table(target)
+    except DatasetError as exc:
+        message = exc.message.replace(str(target), received.filename).replace(target.name, received.filename)
+        raise UploadError(relative(message)) from None
+    if len(table.names) > MAX_TABLE_COLUMNS:
+        raise UploadError(
+            f"{received.filename}: {len(table.names)} columns is above the limit of {MAX_TABLE_COLUMNS}"
+        )
+    check_cells(table, received.filename)
+    info = {
+        "format": "table",
+        "file": received.filename,
+        "columns": described_columns(table),
+        "count": table.num_rows,
+        "classes": [],
+        "counts": [],
+        "channels": 0,
+        "size": None,
+        "samples": [],
+    }
+    return target, info, tree_size(root)
+
+
+def check_cells(table: Table, filename: str) -> None:
+    """Column names, cells and categories within their limits; UploadError naming column and row."""
+    for name in table.names:
+        if len(name) > MAX_NAME_CHARS:
+            raise UploadError(
+                f"{filename}: the column name {quote(name)} is longer than {MAX_NAME_CHARS} characters"
+            )
+        if table.kind(name) == "number":
+            continue
+        values = table.columns[name]
+        distinct: set[str] = set()
+        for row, value in enumerate(values, start=1):
+            if value is None:
+                continue
+            if len(value) > MAX_CELL_CHARS:
+                raise UploadError(
+                    f"{filename}: row {row}, column {quote(name)}: a cell of {len(value)} characters is "
+                    f"above the limit of {MAX_CELL_CHARS} ({quote(value)})"
+                )
+            distinct.add(value)
+            if len(distinct) > MAX_CATEGORIES:
+                raise UploadError(
+                    f"{filename}: column {quote(name)} has more than {MAX_CATEGORIES} distinct values "
+                    f"(reached in row {row}); a category column takes at most {MAX_CATEGORIES}: leave out "
+                    "an identifier or free-text column"
+                )
+
+
+def described_columns(table: Table) -> list[dict[str, Any]]:
+    """Each column as stored in the dataset's info: a few of its categories, cut short, and how many
+    there are, so the description stays small whatever the table holds."""
+    described = []
+    for column in table.schema():
+        entry = column.to_json()
+        categories = entry.get("categories") or []
+        entry["category_count"] = len(categories)
+        entry["categories"] = [value[:INFO_CATEGORY_CHARS] for value in categories[:INFO_CATEGORIES]]
+        described.append(entry)
+    return described
+
+
+def check_table_shape(path: Path, suffix: str, filename: str) -> None:
+    """Refuse what is not a table, or would be too large once read, from its first bytes (text) or its
+    footer (Parquet): UploadError naming the file."""
+    with path.open("rb") as f:
+        head = f.read(64 * 1024)
+    if suffix == ".parquet":
+        _check_parquet(path, head, filename)
+        return
+    if _utf16(head):
+        raise UploadError(
+            f"{filename}: the text is UTF-16; save the table as UTF-8 (in Excel: 'CSV UTF-8')", 415
+        )
+    if b"\x00" in head:
+        raise UploadError(f"{filename}: not a text table (it holds binary data)")
+    # Only counted here; a file that is not UTF-8 is named by the reader. The header row is read
+    # whole (up to a cap), so a very wide table is counted, not estimated from its first bytes.
+    with path.open("rb") as f:
+        first = f.readline(MAX_HEADER_BYTES + 1)
+    header = first.decode("utf-8-sig", errors="replace")
+    columns = header.count("\t" if suffix == ".tsv" else ",") + 1
+    if len(first) > MAX_HEADER_BYTES and not first.endswith(b"\n"):
+        raise UploadError(
+            f"{filename}: the header row is longer than {MAX_HEADER_BYTES} bytes (over {columns} "
+            f"columns); the limit is {MAX_TABLE_COLUMNS} columns"
+        )
+    with path.open("rb") as f:
+        lines = sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+    if columns > MAX_TABLE_COLUMNS:
+        raise UploadError(f"{filename}: {columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
+    if (lines + 1) * columns > MAX_TABLE_CELLS:
+        raise UploadError(
+            f"{filename}: about {lines} rows of {columns} columns is above the limit of "
+            f"{MAX_TABLE_CELLS} cells",
+            413,
+        )
+
+
+def _utf16(head: bytes) -> bool:
+    """A UTF-16 text: its byte-order mark, or ASCII text with every other byte zero."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    sample = head[:4096]
+    if len(sample) < 8:
+        return False
+    even, odd = sample[0::2], sample[1::2]
+    return even.count(0) > 0.9 * len(even) or odd.count(0) > 0.9 * len(odd)
+
+
+def _check_parquet(path: Path, head: bytes, filename: str) -> None:
+    if not head.startswith(b"PAR1"):
+        raise UploadError(f"{filename}: not a Parquet file (no PAR1 signature)")
+    import pyarrow
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+        meta, schema = parquet.metadata, parquet.schema_arrow
+    except (pyarrow.ArrowException, OSError, ValueError) as exc:
+        raise UploadError(f"{filename}: not a readable Parquet file ({exc})") from None
+    if meta.num_columns > MAX_TABLE_COLUMNS:
+        raise UploadError(f"{filename}: {meta.num_columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
+    if meta.num_rows * meta.num_columns > MAX_TABLE_CELLS:
+        raise UploadError(
+            f"{filename}: {meta.num_rows} rows of {meta.num_columns} columns is above the limit of "
+            f"{MAX_TABLE_CELLS} cells",
+            413,
+        )
+    for field in schema:
+        if not _flat(field.type):
+            raise UploadError(
+                f"{filename}: column {quote(field.name)} holds {field.type} values; a table cell must be "
+                "a number or a text"
+            )
+    expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if expanded > MAX_TABLE_BYTES * 4:
+        raise UploadError(
+            f"{filename}: {expanded} bytes once decompressed is above the limit of {MAX_TABLE_BYTES * 4}",
+            413,
+        )
+    _check_decoded_text(path, schema, filename)
+
+
+def _flat(kind: Any) -> bool:
+    """A type a table cell may have: a number, a truth value, a text, a date or time, or a
+    dictionary of those (no list, map, struct, union or bytes)."""
+    import pyarrow.types as t
+
+    if t.is_dictionary(kind):
+        return _flat(kind.value_type)
+    return bool(
+        t.is_integer(kind)
+        or t.is_floating(kind)
+        or t.is_boolean(kind)
+        or t.is_decimal(kind)
+        or t.is_string(kind)
+        or t.is_large_string(kind)
+        or t.is_temporal(kind)
+        or t.is_null(kind)
+    )
+
+
+def _check_decoded_text(path: Path, schema: Any, filename: str) -> None:
+    """The text columns' decoded size, row group by row group, read dictionary-encoded (so a repeated
+    long value is held once): refused above MAX_DECODED_BYTES, and a cell above MAX_CELL_CHARS
+    (counted in bytes here, a bound on its characters) before pandas makes a string of each row."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    import pyarrow.types as t
+
+    text = [
+        f.name for f in schema if t.is_string(f.type) or t.is_large_string(f.type) or t.is_dictionary(f.type)
+    ]
+    if not text:
+        return
+    reader = pq.ParquetFile(path, read_dictionary=text)
+    total = 0
+    for group in range(reader.metadata.num_row_groups):
+        table = reader.read_row_group(group, columns=text)
+        for name, column in zip(table.column_names, table.columns, strict=True):
+            for chunk in column.chunks:
+                if t.is_dictionary(chunk.type):
+                    lengths = pc.binary_length(chunk.dictionary)
+                    decoded = pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0
+                else:
+                    lengths = pc.binary_length(chunk)
+                    decoded = pc.sum(lengths).as_py() or 0
+                longest = pc.max(lengths).as_py() or 0
+                if longest > MAX_CELL_CHARS * 4:  # UTF-8: at most 4 bytes a character
+                    raise UploadError(
+                        f"{filename}: column {quote(name)} holds a cell of {longest} bytes, above the limit "
+                        f"of {MAX_CELL_CHARS} characters"
+                    )
+                total += decoded
+                if total > MAX_DECODED_BYTES:
+                    raise UploadError(
+                        f"{filename}: its text is above {MAX_DECODED_BYTES} bytes once decoded (reached in "
+                        f"column {quote(name)}); the limit for a table's text is {MAX_DECODED_BYTES} bytes",
+                        413,
+                    )
