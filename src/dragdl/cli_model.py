@@ -7,23 +7,20 @@ ends with one line naming the file and a non-zero exit code, never a traceback.
 from __future__ import annotations
 
 import csv
-import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from dragdl.cli_common import EXIT_FAILED, EXIT_USAGE, console, fail, print_json, skipped
 
 if TYPE_CHECKING:
     from dragdl.client import Prediction as RemotePrediction
     from dragdl.engine.bundle import Bundle, Prediction
-
-console = Console()
-err_console = Console(stderr=True)
 
 _BATCH = 64
 
@@ -39,18 +36,13 @@ def register(app: typer.Typer) -> None:
     app.command("export")(export)
 
 
-def _fail(message: str, code: int = 1) -> NoReturn:
-    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
 def _open(path: Path) -> Bundle:
     from dragdl.engine.bundle import BundleError, load_bundle
 
     try:
         return load_bundle(path)
     except BundleError as exc:
-        _fail(exc.message, 2)
+        fail(exc.message, EXIT_USAGE)
 
 
 def _image_files(folder: Path) -> list[Path]:
@@ -73,12 +65,12 @@ def _expand(images: list[Path]) -> list[tuple[Path, bool]]:
         if path.is_dir():
             files = _image_files(path)
             if not files:
-                _fail(f"{path}: no image files in this folder", 2)
+                fail(f"{path}: no image files in this folder", EXIT_USAGE)
             found.extend((f, False) for f in files)
         elif path.exists():
             found.append((path, True))
         else:
-            _fail(f"{path}: no such file", 2)
+            fail(f"{path}: no such file", EXIT_USAGE)
     return found
 
 
@@ -94,9 +86,9 @@ def _predict_all(
                 x, inverted = bundle.prepare(path)
             except ImageError as exc:
                 if explicit:
-                    _fail(str(exc))
+                    fail(str(exc))
                 # One unreadable file should not stop a folder of thousands; it is named and skipped.
-                err_console.print(f"[yellow]skipped:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+                skipped(str(exc))
                 continue
             paths.append(path)
             inputs.append(x)
@@ -104,19 +96,45 @@ def _predict_all(
         yield from zip(paths, bundle.predict_preprocessed(inputs, top_k, flips), strict=True)
 
 
+class _SafeCsv:
+    """csv.writer whose text cells a spreadsheet cannot run as formulas: a cell starting with =, +, -,
+    @, a tab or CR that is not a number gets a leading apostrophe, as the web UI's download does
+    (`csvCell` in frontend/src/features/models/tableForm.ts). Class names and paths are user text."""
+
+    def __init__(self, f: Any) -> None:
+        self._writer = csv.writer(f)
+
+    def writerow(self, row: Iterable[Any]) -> None:
+        self._writer.writerow([_safe_cell(cell) for cell in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+def _safe_cell(cell: Any) -> Any:
+    if not isinstance(cell, str) or not cell.startswith(("=", "+", "-", "@", "\t", "\r")):
+        return cell
+    try:
+        float(cell)
+    except ValueError:
+        return "'" + cell
+    return cell
+
+
 def _write_csv(
     out: Path, classes: list[str], rows: list[tuple[Path, Prediction]] | list[tuple[Path, RemotePrediction]]
 ) -> None:
     try:
         with out.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f)
+            writer = _SafeCsv(f)
             writer.writerow(["path", "predicted", "probability", *classes])
             for path, p in rows:
                 writer.writerow(
                     [str(path), p.label, f"{p.probability:.6f}", *(f"{v:.6f}" for v in p.probabilities)]
                 )
     except OSError as exc:
-        _fail(f"{out}: cannot write the CSV file ({exc.strerror or exc})")
+        fail(f"{out}: cannot write the CSV file ({exc.strerror or exc})")
 
 
 def _table(
@@ -156,11 +174,11 @@ def _predict_rows(bundle: Bundle, files: list[Path], top_k: int) -> list[tuple[P
     found: list[tuple[Path, int, dict[str, Any]]] = []
     for path in files:
         if not path.is_file():
-            _fail(f"{path}: no such file", 2)
+            fail(f"{path}: no such file", EXIT_USAGE)
         try:
             answers = bundle.predict_rows(read_rows(path), top_k)
         except DatasetError as exc:
-            _fail(f"{path}: {exc.message}")
+            fail(f"{path}: {exc.message}")
         found.extend((path, i + 1, answer) for i, answer in enumerate(answers))
     return found
 
@@ -181,7 +199,7 @@ def _write_rows_csv(
 ) -> None:
     try:
         with out.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f)
+            writer = _SafeCsv(f)
             if regression:
                 writer.writerow(["file", "row", "value"])
                 writer.writerows([str(path), row, f"{a['value']:.9g}"] for path, row, a in rows)
@@ -193,23 +211,15 @@ def _write_rows_csv(
                     for path, row, a in rows
                 )
     except OSError as exc:
-        _fail(f"{out}: cannot write the CSV file ({exc.strerror or exc})")
+        fail(f"{out}: cannot write the CSV file ({exc.strerror or exc})")
 
 
 def _predict_table_files(
     bundle: Bundle, files: list[Path], top_k: int, as_json: bool, csv_out: Path | None
 ) -> None:
-    regression = bundle.task.target == "value"
     rows = _predict_rows(bundle, files, top_k)
-    if csv_out is not None:
-        _write_rows_csv(csv_out, bundle.classes, rows, regression)
-    if as_json:
-        data = [{"file": str(path), "row": row, **answer} for path, row, answer in rows]
-        typer.echo(json.dumps(data, indent=2))
-    elif csv_out is not None:
-        console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
-    else:
-        console.print(_table_of_rows(bundle.manifest.name, rows, regression))
+    regression = bundle.task.target == "value"
+    _show_rows(bundle.manifest.name, bundle.classes, regression, rows, as_json, csv_out)
 
 
 def _show_rows(
@@ -220,13 +230,11 @@ def _show_rows(
     as_json: bool,
     csv_out: Path | None,
 ) -> None:
-    """Table predictions made on a server, shown as `dragdl predict` shows local ones."""
+    """Table predictions, made here or on a server: a CSV file, JSON, or a table."""
     if csv_out is not None:
         _write_rows_csv(csv_out, classes, rows, regression)
     if as_json:
-        typer.echo(
-            json.dumps([{"file": str(path), "row": row, **answer} for path, row, answer in rows], indent=2)
-        )
+        print_json([{"file": str(path), "row": row, **answer} for path, row, answer in rows])
     elif csv_out is not None:
         console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
     else:
@@ -245,7 +253,7 @@ def _predict_image_values(
         try:
             inputs = [bundle.preprocess(path) for path, _ in batch]
         except ImageError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         answers = bundle.answer_preprocessed(inputs)
         rows.extend((path, 1, answer) for (path, _), answer in zip(batch, answers, strict=True))
     _show_image_values(bundle.manifest.name, rows, as_json, csv_out)
@@ -257,7 +265,7 @@ def _show_image_values(
     if csv_out is not None:
         _write_rows_csv(csv_out, [], rows, regression=True)
     if as_json:
-        typer.echo(json.dumps([{"image": str(path), **answer} for path, _, answer in rows], indent=2))
+        print_json([{"image": str(path), **answer} for path, _, answer in rows])
     elif csv_out is None:
         table = Table(title=f"{escape(name)}: {len(rows)} prediction(s)")
         table.add_column("image", style="cyan", overflow="fold")
@@ -329,14 +337,13 @@ def predict(
     if csv_out is not None:
         _write_csv(csv_out, classes, rows)
     if as_json:
-        data: list[dict[str, Any]] = [{"image": str(path), **p.to_json()} for path, p in rows]
-        typer.echo(json.dumps(data, indent=2))
+        print_json([{"image": str(path), **p.to_json()} for path, p in rows])
     elif csv_out is not None:
         console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
     else:
         console.print(_table(name, rows, top_k))
     if len(rows) < len(files):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 def export(
@@ -354,7 +361,7 @@ def export(
         path = export_bundle(bundle, format.value, opset=opset)
         info = read_manifest(bundle).exports[format.value]
     except BundleError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     console.print(
         f"wrote {escape(str(path))} (input {info.input_name} {info.input_shape}, output {info.output_name}; "
         f"max difference to PyTorch {info.max_abs_diff:.2g})",
