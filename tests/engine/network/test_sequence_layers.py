@@ -195,3 +195,52 @@ def test_onnx_export_with_a_dynamic_time_axis(name: str, tmp_path: Path) -> None
 def test_the_dynamo_exporter_also_exports_a_dynamic_time_axis(tmp_path: Path) -> None:
     # bundle/export.py tries the dynamo exporter first; it takes about 20 s for an LSTM.
     _check_onnx(_models()["lstm-last"], tmp_path / "lstm.onnx", dynamo=True)
+
+
+# --- learning -------------------------------------------------------------------------------------
+
+
+def _waves_accuracy(model: nn.Module, epochs: int) -> float:
+    """Adam on 1,200 of the built-in waves, accuracy on the other 300."""
+    from dragdl.engine.data.sequence_builtin import open_sequence_builtin
+
+    source = open_sequence_builtin("waves")
+    assert source.labels is not None
+    x, y = torch.from_numpy(np.array(source.values)), torch.from_numpy(source.labels)
+    order = torch.randperm(len(x), generator=torch.Generator().manual_seed(0))
+    train, test = order[:1200], order[1200:]
+    optimizer = torch.optim.Adam(model.parameters(), 3e-3)
+    for _ in range(epochs):
+        model.train()
+        for batch in train[torch.randperm(len(train))].split(32):
+            loss = nn.functional.cross_entropy(model(x[batch]), y[batch])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        return float((model(x[test]).argmax(dim=1) == y[test]).float().mean())
+
+
+@pytest.mark.slow
+def test_a_gru_and_a_1d_cnn_learn_the_waves() -> None:
+    # The issue's bar for the built-in waves (>= 95%), met by plain models of these modules. One
+    # thread: these small batches run slower on several, and far slower on a busy machine.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        _learn_the_waves()
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _learn_the_waves() -> None:
+    torch.manual_seed(0)
+    gru = nn.Sequential(Recurrent(1, 32, "gru"), GlobalPoolTime("mean"), nn.Linear(32, 3))
+    assert _waves_accuracy(gru, epochs=10) >= 0.95
+    torch.manual_seed(0)
+    cnn = nn.Sequential(
+        Conv1dTime(1, 16, 5, padding="same"), nn.ReLU(), Pool1dTime("max", 2),
+        Conv1dTime(16, 32, 5, padding="same"), nn.ReLU(), GlobalPoolTime("mean"), nn.Linear(32, 3),
+    )  # fmt: skip
+    assert _waves_accuracy(cnn, epochs=8) >= 0.95

@@ -227,7 +227,9 @@ def open_npy(root: Path, limits: SequenceLimits | None = None) -> SequenceSource
     limits.check_size(x_path.name, count, steps, features)
     if count == 0 or steps == 0 or features == 0:
         raise DatasetError(f"{x_path.name}: the array is empty {shape}", code="dataset_empty")
-    mapped = np.load(x_path, mmap_mode="r", allow_pickle=False)
+    # Copy-on-write: the array is writable in memory (torch.from_numpy takes it) and the file
+    # never changes.
+    mapped = np.load(x_path, mmap_mode="c", allow_pickle=False)
     values = mapped.reshape(count, steps, features)
     if values.dtype != np.float32:
         with np.errstate(over="ignore"):
