@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from datetime import datetime
@@ -10,11 +9,23 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from dragdl.paths import default_data_dir
+from dragdl import cli_code, cli_model, cli_remote, cli_server, cli_sweep
+from dragdl.cli_common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    DataDirOption,
+    console,
+    data_context,
+    err_console,
+    fail,
+    print_graph_errors,
+    print_json,
+    read_graph,
+)
 
 app = typer.Typer(
     help="DragDL: build, train and use image models from dataflow graphs.",
@@ -22,53 +33,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
-
-DataDirOption = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Data directory (default: $DRAGDL_DATA_DIR or ~/.dragdl)."),
-]
-
-
-def _data_context(data_dir: Path | None) -> Any:
-    from dragdl.engine.data.base import DataContext
-
-    return DataContext(data_dir=(data_dir or default_data_dir()).expanduser())
-
-
-def _read_graph(path: Path) -> dict[str, Any]:
-    """Read a graph file or exit 2 with a message that names the file and the position."""
-    from dragdl.engine.graph.spec import load_graph_file
-
-    try:
-        return load_graph_file(path)
-    except FileNotFoundError:
-        err_console.print(f"[red]error:[/] {path}: no such file")
-    except json.JSONDecodeError as exc:
-        err_console.print(
-            f"[red]error:[/] {path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-        )
-    except (UnicodeDecodeError, ValueError, OSError) as exc:
-        err_console.print(f"[red]error:[/] {path}: {exc}")
-    raise typer.Exit(2)
-
-
-def _print_errors(errors: list[Any], graph: dict[str, Any]) -> None:
-    types = {
-        node.get("id"): node.get("type")
-        for node in graph.get("nodes", [])
-        if isinstance(graph.get("nodes"), list) and isinstance(node, dict)
-    }
-    table = Table(title=f"{len(errors)} problem(s) in the graph", title_style="bold red", show_lines=False)
-    table.add_column("node", style="cyan", no_wrap=True)
-    table.add_column("field", style="magenta")
-    table.add_column("problem")
-    table.add_column("code", style="dim")
-    for error in errors:
-        node = f"{error.node_id} ({types.get(error.node_id, '?')})" if error.node_id else "graph"
-        table.add_row(node, error.field or "", error.message, error.code)
-    err_console.print(table)
 
 
 @app.command()
@@ -80,8 +44,8 @@ def validate(
     """Check a graph: every error with its node, and the inferred shape of every node."""
     from dragdl.engine.analysis.validate import validate_graph
 
-    raw = _read_graph(graph_file)
-    result = validate_graph(raw, _data_context(data_dir))
+    raw = read_graph(graph_file)
+    result = validate_graph(raw, data_context(data_dir))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     elif result.ok:
@@ -108,9 +72,9 @@ def validate(
                 f"{dataset.channels} channel(s), size {dataset.size or 'varies'}"
             )
     else:
-        _print_errors(result.errors, raw)
+        print_graph_errors(result.errors, raw)
     if not result.ok:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 @app.command()
@@ -130,10 +94,9 @@ def run(
     from dragdl.engine.train.events import ErrorEvent, LogEvent
     from dragdl.engine.train.reporter import MultiReporter
 
-    raw = _read_graph(graph_file)
+    raw = read_graph(graph_file)
     if resume and out is None:
-        err_console.print("[red]error:[/] --resume needs --out pointing at the run to continue")
-        raise typer.Exit(2)
+        fail("--resume needs --out pointing at the run to continue", EXIT_USAGE)
     if out is None:
         slug = "".join(c if c.isalnum() else "-" for c in str(raw.get("name", "run")).lower()).strip("-")
         out = Path("runs") / f"{slug or 'run'}-{datetime.now():%Y%m%d-%H%M%S}"
@@ -147,25 +110,25 @@ def run(
     reporter = MultiReporter(progress, files)
     started = time.perf_counter()
     try:
-        result = run_graph(raw, _data_context(data_dir), out, reporter, overrides=overrides, resume=resume)
+        result = run_graph(raw, data_context(data_dir), out, reporter, overrides=overrides, resume=resume)
     except GraphInvalid as exc:
         progress.close()
-        _print_errors(exc.errors, raw)
-        raise typer.Exit(1) from None
+        print_graph_errors(exc.errors, raw)
+        raise typer.Exit(EXIT_FAILED) from None
     except EngineError as exc:  # a layer, the data or the run failed: said once, with its node
         progress.close()
         if not files.error_logged:  # failures inside training are in log.txt already, from the trainer
             files.emit(ErrorEvent(exc.code, exc.message, exc.node_id))
         where = f" at node {exc.node_id}" if exc.node_id else ""
-        err_console.print(f"[red]training failed{where}:[/] {exc.message}")
-        raise typer.Exit(1) from None
+        err_console.print(f"[red]training failed{where}:[/] {escape(exc.message)}", highlight=False)
+        raise typer.Exit(EXIT_FAILED) from None
     except KeyboardInterrupt:
         progress.close()
         hint = f"dragdl run {graph_file} --out {out} --resume"
         if files.started:
             files.emit(LogEvent("warning", f"interrupted; continue with: {hint}"))
         err_console.print(f"[yellow]interrupted[/]; continue with: {hint}")
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except Exception as exc:
         progress.close()
         if not files.error_logged:
@@ -188,7 +151,7 @@ def catalog_command(
 
     entries = catalog()
     if as_json:
-        typer.echo(json.dumps(entries, indent=2))
+        print_json(entries)
         return
     table = Table(title=f"DragDL node catalog ({len(entries)} node types)")
     table.add_column("type", style="cyan", no_wrap=True)
@@ -209,18 +172,14 @@ def schema() -> None:
     """Print the JSON Schema of the graph format."""
     from dragdl.engine.graph.spec import graph_json_schema
 
-    typer.echo(json.dumps(graph_json_schema(), indent=2))
+    print_json(graph_json_schema())
 
 
 def main() -> None:  # pragma: no cover - console entry point
     app(sys.argv[1:])
 
 
-# Further command groups register themselves here (one line each).
-__import__("dragdl.cli_model").cli_model.register(app)  # predict, export (lazy-importing commands)
-from dragdl import cli_server as _cli_server  # noqa: E402
-
-_cli_server.register(app)
-__import__("dragdl.cli_code").cli_code.register(app)  # export-code
-__import__("dragdl.cli_remote").cli_remote.register(app)  # login, submit, tasks, stop (server)
-__import__("dragdl.cli_sweep").cli_sweep.register(app)  # sweep (server)
+# The other command groups (each module's `register` adds its commands; their help lists them in
+# this order).
+for _group in (cli_model, cli_server, cli_code, cli_remote, cli_sweep):
+    _group.register(app)

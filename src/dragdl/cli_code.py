@@ -7,6 +7,17 @@ from typing import Annotated
 
 import typer
 
+from dragdl.cli_common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    DataDirOption,
+    data_context,
+    err_console,
+    fail,
+    print_graph_errors,
+    read_graph,
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add the command to the `dragdl` app (called from the end of `cli.py`)."""
@@ -18,10 +29,7 @@ def export_code(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the script here instead of stdout.")
     ] = None,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option("--data-dir", help="Data directory (default: $DRAGDL_DATA_DIR or ~/.dragdl)."),
-    ] = None,
+    data_dir: DataDirOption = None,
     like_run: Annotated[
         Path | None,
         typer.Option(
@@ -32,42 +40,39 @@ def export_code(
     ] = None,
 ) -> None:
     """Write a training script that needs only PyTorch (no DragDL) and trains like `dragdl run`."""
-    # Imported here: cli.py imports this module at its end, and the engine is slow to import.
+    # Imported here: the engine is slow to import, and `dragdl --help` needs none of it.
     import json
 
-    from dragdl.cli import _data_context, _print_errors, _read_graph, err_console
     from dragdl.engine.compile.codegen import generate_script
     from dragdl.engine.graph.errors import GraphInvalid
 
-    raw = _read_graph(graph_file)
+    raw = read_graph(graph_file)
     fast_path = None
     if like_run is not None:
         try:
             fast_path = json.loads((like_run / "report.json").read_text(encoding="utf-8")).get("fast_path")
             ran = json.loads((like_run / "graph.json").read_text(encoding="utf-8"))
         except (OSError, ValueError, AttributeError) as exc:
-            err_console.print(f"[red]error:[/] cannot read the run in {like_run}: {exc}")
-            raise typer.Exit(2) from None
+            fail(f"cannot read the run in {like_run}: {exc}", EXIT_USAGE)
         if _network(ran) != _network(raw):
             # What a run measured holds for its own network only (params such as epochs may differ).
-            err_console.print(
-                f"[red]error:[/] {like_run} is a run of another graph ({ran.get('name', '?')!r}, not "
-                f"{raw.get('name', '?')!r}): its precision and memory format do not carry over"
+            fail(
+                f"{like_run} is a run of another graph ({ran.get('name', '?')!r}, not "
+                f"{raw.get('name', '?')!r}): its precision and memory format do not carry over",
+                EXIT_USAGE,
             )
-            raise typer.Exit(2)
     try:
-        script = generate_script(raw, _data_context(data_dir), fast_path=fast_path)
+        script = generate_script(raw, data_context(data_dir), fast_path=fast_path)
     except GraphInvalid as exc:
-        _print_errors(exc.errors, raw)
-        raise typer.Exit(1) from None
+        print_graph_errors(exc.errors, raw)
+        raise typer.Exit(EXIT_FAILED) from None
     if output is None:
         typer.echo(script, nl=False)
         return
     try:
         output.write_text(script, encoding="utf-8")
     except OSError as exc:
-        err_console.print(f"[red]error:[/] cannot write {output}: {exc}")
-        raise typer.Exit(2) from None
+        fail(f"cannot write {output}: {exc}", EXIT_USAGE)
     err_console.print(f"wrote {output}; run it with: python {output}")
 
 

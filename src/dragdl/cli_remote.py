@@ -7,58 +7,44 @@ message and a non-zero exit code, never a traceback.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from dragdl.cli_common import (
+    DEFAULT_SERVER,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    STATE_STYLE,
+    ServerOption,
+    console,
+    err_console,
+    fail,
+    graph_refusals,
+    print_json,
+    read_graph,
+    server_session,
+    skipped,
+    styled,
+)
+
 if TYPE_CHECKING:
-    from dragdl.client import (
-        ApiError,
-        DragDLClient,
-        Event,
-        Prediction,
-        Task,
-        ValuePrediction,
-    )
+    from dragdl.client import DragDLClient, Event, Prediction, Task, ValuePrediction
     from dragdl.engine.train.events import Event as EngineEvent
     from dragdl.engine.train.events import Status
 
-console = Console()
-err_console = Console(stderr=True)
-
-DEFAULT_SERVER = "http://127.0.0.1:8000"
-ServerOption = Annotated[
-    str,
-    typer.Option(
-        "--server",
-        envvar="DRAGDL_SERVER",
-        help="The DragDL server (default: $DRAGDL_SERVER or http://127.0.0.1:8000).",
-        show_default=False,
-        show_envvar=False,
-    ),
-]
 _BATCH = 64
 """Images per prediction request (the server takes at most 64)."""
 _ROWS = 1000
 """Table rows per prediction request (the server takes at most 1000)."""
 _ROW = re.compile(r"\brow (\d+)\b")
-_STATUS_STYLE = {
-    "QUEUED": "yellow",
-    "RUNNING": "cyan",
-    "SUCCEEDED": "green",
-    "FAILED": "red",
-    "STOPPED": "magenta",
-}
 _TRAINER_STATUS: dict[str, Status] = {
     "RUNNING": "running",
     "SUCCEEDED": "succeeded",
@@ -95,30 +81,6 @@ def register(app: typer.Typer) -> None:
     app.command("stop")(stop)
 
 
-def _fail(message: str, code: int = 1) -> NoReturn:
-    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def _report(exc: ApiError, login_hint: bool = True) -> NoReturn:
-    message = exc.message if exc.status is None else f"{exc.message} (HTTP {exc.status})"
-    if exc.status == 401 and exc.url and login_hint:
-        message += f"; log in with: dragdl login --server {exc.url} (or set DRAGDL_TOKEN)"
-    _fail(message)
-
-
-@contextmanager
-def _session(server: str, *, login_hint: bool = True) -> Iterator[DragDLClient]:
-    """A client for the server; an ApiError escaping the block becomes a one-line error and exit 1."""
-    from dragdl.client import ApiError, DragDLClient
-
-    try:
-        with DragDLClient(server) as client:
-            yield client
-    except ApiError as exc:
-        _report(exc, login_hint)
-
-
 # --- login -----------------------------------------------------------------------------------------
 
 
@@ -132,14 +94,14 @@ def login(
     """Log in and save a personal API token for this server in ~/.dragdl/credentials.json (mode 0600)."""
     from dragdl.client import save_token
 
-    with _session(server, login_hint=False) as client:
+    with server_session(server, login_hint=False) as client:
         client.login(username, password)
         user = client.me()
         assert client.token is not None
         try:
             path = save_token(client.server_url, client.token, user.username)
         except OSError as exc:
-            _fail(f"cannot save the token: {exc.strerror or exc} ({exc.filename or ''})")
+            fail(f"cannot save the token: {exc.strerror or exc} ({exc.filename or ''})")
     console.print(
         f"logged in to {escape(client.server_url)} as [bold]{escape(user.username)}[/]; "
         f"API token saved in {escape(str(path))}",
@@ -167,17 +129,10 @@ def submit(
 
     With --wait, the exit code is 0 only when the task SUCCEEDED.
     """
-    from dragdl.cli import _read_graph
-    from dragdl.client import ApiError
-
-    raw = _read_graph(graph_file)
-    with _session(server) as client:
-        try:
+    raw = read_graph(graph_file)
+    with server_session(server) as client:
+        with graph_refusals(raw):
             task = client.submit(raw, name=name, priority=priority)
-        except ApiError as exc:
-            if exc.status == 422 and exc.errors:
-                _refused(exc, raw)
-            raise
         console.print(f"task [bold]{task.id}[/] queued: {escape(task.name)}", highlight=False)
         if not wait:
             return
@@ -187,25 +142,9 @@ def submit(
         error = final.error
         where = f" at node {error.node_id}" if error and error.node_id else ""
         detail = f"{error.message} ({error.code})" if error else "no error was recorded"
-        _fail(f"task {final.id} FAILED{where}: {detail}")
+        fail(f"task {final.id} FAILED{where}: {detail}")
     if final.status != "SUCCEEDED":
-        _fail(f"task {final.id} ended {final.status}; continue it with the web UI or the SDK's retry()")
-
-
-def _refused(exc: ApiError, graph: dict[str, Any]) -> NoReturn:
-    """The server's graph problems as the table `dragdl validate` prints."""
-    from dragdl.cli import _print_errors
-    from dragdl.engine.graph.errors import GraphError
-
-    err_console.print(f"[red]the server refused the graph:[/] {escape(exc.message)}", highlight=False)
-    errors = []
-    for item in exc.errors:
-        try:
-            errors.append(GraphError.model_validate(item))
-        except ValueError:
-            errors.append(GraphError(code="invalid", message=str(item)))
-    _print_errors(errors, graph)
-    raise typer.Exit(1)
+        fail(f"task {final.id} ended {final.status}; continue it with the web UI or the SDK's retry()")
 
 
 def _follow(client: DragDLClient, task_id: str) -> Task:
@@ -233,7 +172,7 @@ def _follow(client: DragDLClient, task_id: str) -> Task:
         err_console.print(
             f"[yellow]stopped watching[/]; task {task_id} goes on (stop it with: dragdl stop {task_id})"
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     finally:
         reporter.close()
     return client.get_task(task_id)
@@ -245,7 +184,7 @@ def _print_status(event: Event) -> None:
     attempt = event.data.get("attempt")
     if status == "RUNNING" and isinstance(attempt, int) and attempt > 1:
         message = f"attempt {attempt}: {message}"
-    style = _STATUS_STYLE.get(status, "white")
+    style = STATE_STYLE.get(status, "white")
     console.print(f"[{style}]{status}[/] [dim]{escape(message)}[/]", highlight=False)
 
 
@@ -274,7 +213,7 @@ def _summary(client: DragDLClient, task: Task) -> None:
     table.add_column("what", style="cyan")
     table.add_column("value", justify="right")
     table.add_row("task", task.id)
-    table.add_row("status", f"[{_STATUS_STYLE.get(task.status, 'white')}]{task.status}[/]")
+    table.add_row("status", styled(task.status))
     table.add_row("epochs", str(task.epoch))
     if task.elapsed_s is not None:
         table.add_row("time", f"{task.elapsed_s:.1f} s")
@@ -311,10 +250,10 @@ def tasks(
     as_json: Annotated[bool, typer.Option("--json", help="Print the tasks as JSON.")] = False,
 ) -> None:
     """List your tasks on the server, newest first."""
-    with _session(server) as client:
+    with server_session(server) as client:
         found = client.list_tasks(status.value if status else None, limit=limit)
     if as_json:
-        typer.echo(json.dumps([task.model_dump(mode="json") for task in found], indent=2))
+        print_json([task.model_dump(mode="json") for task in found])
         return
     if not found:
         console.print("no tasks" + (f" with status {status.value}" if status else ""))
@@ -330,7 +269,7 @@ def tasks(
         table.add_row(
             task.id,
             escape(task.name),
-            f"[{_STATUS_STYLE.get(task.status, 'white')}]{task.status}[/]",
+            styled(task.status),
             f"{task.progress:.0%}" + (f" (epoch {task.epoch})" if task.epoch else ""),
             _headline(task.best_metrics),
             _local_time(task),
@@ -354,7 +293,7 @@ def stop(
     server: ServerOption = DEFAULT_SERVER,
 ) -> None:
     """Stop a task: a queued one at once, a running one after its next checkpoint."""
-    with _session(server) as client:
+    with server_session(server) as client:
         task = client.stop(task_id)
     if task.status == "STOPPED":
         console.print(f"task {task.id} stopped", highlight=False)
@@ -377,10 +316,10 @@ def predict_remote(
     from dragdl.client import ApiError
 
     rows: list[tuple[Path, Prediction]] = []
-    with _session(server) as client:
+    with server_session(server) as client:
         model = client.get_model(model_id)
         if model.input_columns is not None:
-            _fail(f"model {model_id} takes table rows, not images: give it CSV, TSV or Parquet files")
+            fail(f"model {model_id} takes table rows, not images: give it CSV, TSV or Parquet files")
         for start in range(0, len(files), _BATCH):
             batch = files[start : start + _BATCH]
             try:
@@ -400,7 +339,7 @@ def _classified(predictions: list[Prediction | ValuePrediction]) -> list[Predict
 
     found = [p for p in predictions if isinstance(p, Prediction)]
     if len(found) != len(predictions):
-        _fail("the server answered values, not classes: the model is not a classifier")
+        fail("the server answered values, not classes: the model is not a classifier")
     return found
 
 
@@ -411,7 +350,7 @@ def predict_values_remote(
     model of images; None for a classifier. An unreadable image ends the command."""
     from dragdl.client import ValuePrediction
 
-    with _session(server) as client:
+    with server_session(server) as client:
         model = client.get_model(model_id)
         if model.task == "classification" or model.input_columns is not None:
             return None
@@ -421,7 +360,7 @@ def predict_values_remote(
             answer = client.predict(model_id, batch)
             for path, prediction in zip(batch, answer.predictions, strict=True):
                 if not isinstance(prediction, ValuePrediction):
-                    _fail("the server answered classes, not values: the model is a classifier")
+                    fail("the server answered classes, not values: the model is a classifier")
                 rows.append((path, 1, prediction.to_json()))
     return model.name, rows
 
@@ -439,17 +378,17 @@ def predict_rows_remote(server: str, model_id: str, files: list[Path], top_k: in
     from dragdl.engine.data.tables import read_rows
 
     found: list[tuple[Path, int, dict[str, Any]]] = []
-    with _session(server) as client:
+    with server_session(server) as client:
         model = client.get_model(model_id)
         if model.input_columns is None:
             return None
         for path in files:
             if not path.is_file():
-                _fail(f"{path}: no such file", 2)
+                fail(f"{path}: no such file", EXIT_USAGE)
             try:
                 rows = [{k: _plain(v) for k, v in row.items()} for row in read_rows(path)]
             except DatasetError as exc:  # its message names the file already, or nothing
-                _fail(exc.message if path.name in exc.message else f"{path}: {exc.message}")
+                fail(exc.message if path.name in exc.message else f"{path}: {exc.message}")
             for start in range(0, len(rows), _ROWS):
                 try:
                     answer = client.predict_rows(model_id, rows[start : start + _ROWS], top_k)
@@ -457,7 +396,7 @@ def predict_rows_remote(server: str, model_id: str, files: list[Path], top_k: in
                     if exc.status != 400:
                         raise
                     # The server counts the rows of one request; the file's numbers go on from `start`.
-                    _fail(f"{path}: {_shift_rows(exc.message, start)}")
+                    fail(f"{path}: {_shift_rows(exc.message, start)}")
                 found.extend(
                     (path, start + i + 1, p.model_dump(exclude_unset=True, by_alias=True))
                     for i, p in enumerate(answer.predictions)
@@ -487,4 +426,4 @@ def _one_by_one(
         except ApiError as exc:
             if explicit or exc.status != 400:
                 raise
-            err_console.print(f"[yellow]skipped:[/] {escape(exc.message)}", highlight=False, soft_wrap=True)
+            skipped(exc.message)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+
+from dragdl.cli_common import EXIT_USAGE, DataDirOption, console, err_console, fail
 
 
 def register(app: typer.Typer) -> None:
@@ -16,10 +16,7 @@ def register(app: typer.Typer) -> None:
 def serve(
     host: Annotated[str, typer.Option(help="Address to bind; loopback by default.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option("--data-dir", help="Data directory (default: $DRAGDL_DATA_DIR or ~/.dragdl)."),
-    ] = None,
+    data_dir: DataDirOption = None,
     no_auth: Annotated[
         bool,
         typer.Option(
@@ -42,16 +39,15 @@ def serve(
     from dragdl.server.app import create_app
     from dragdl.server.settings import LOOPBACK_HOSTS, Settings
 
-    console = Console()
     if no_auth and host not in LOOPBACK_HOSTS:
-        Console(stderr=True).print(
-            f"[red]error:[/] --no-auth lets anyone who reaches the server act as its administrator; "
-            f"it is only allowed on a loopback address ({', '.join(LOOPBACK_HOSTS)}), not {host}"
+        fail(
+            f"--no-auth lets anyone who reaches the server act as its administrator; "
+            f"it is only allowed on a loopback address ({', '.join(LOOPBACK_HOSTS)}), not {host}",
+            EXIT_USAGE,
         )
-        raise typer.Exit(2)
     settings = Settings.from_env(data_dir, auth_enabled=not no_auth)
     if host not in LOOPBACK_HOSTS:
-        Console(stderr=True).print(
+        err_console.print(
             f"[yellow]warning:[/] listening on {host}: the server is reachable from other machines"
         )
     console.print(f"DragDL serving on http://{host}:{port} (data in {settings.data_dir})")

@@ -8,24 +8,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from dragdl.cli_remote import DEFAULT_SERVER, ServerOption
+from dragdl.cli_common import (
+    DEFAULT_SERVER,
+    ServerOption,
+    console,
+    fail,
+    graph_refusals,
+    read_graph,
+    server_session,
+    styled,
+)
 
 if TYPE_CHECKING:
     from dragdl.client import Sweep
-
-console = Console()
-
-_STATE_STYLE = {
-    "RUNNING": "cyan",
-    "COMPLETE": "green",
-    "PRUNED": "yellow",
-    "FAILED": "red",
-    "STOPPED": "magenta",
-}
 
 
 def sweep(
@@ -48,13 +46,9 @@ def sweep(
     server: ServerOption = DEFAULT_SERVER,
 ) -> None:
     """Run a hyper-parameter sweep of a graph on the server (Optuna sampling and pruning)."""
-    from dragdl.cli import _read_graph
-    from dragdl.cli_remote import _fail, _refused, _session
-    from dragdl.client import ApiError
-
-    raw = _read_graph(graph_file)
-    with _session(server) as client:
-        try:
+    raw = read_graph(graph_file)
+    with server_session(server) as client:
+        with graph_refusals(raw):
             created = client.create_sweep(
                 raw,
                 trials=trials,
@@ -65,10 +59,6 @@ def sweep(
                 seed=seed,
                 name=name,
             )
-        except ApiError as exc:
-            if exc.status == 422 and exc.errors:
-                _refused(exc, raw)
-            raise
         console.print(
             f"sweep [bold]{created.id}[/] started: {created.trials} trials, {created.parallel} at a time, "
             f"{created.direction} {created.objective}",
@@ -91,7 +81,7 @@ def sweep(
         final = client.wait_sweep(created.id, on_change=show)
     console.print(_table(final))
     if final.best_trial is None:
-        _fail(f"sweep {final.id} ended {final.status} without a complete trial")
+        fail(f"sweep {final.id} ended {final.status} without a complete trial")
     best = next(t for t in final.trial_list if t.number == final.best_trial)
     values = ", ".join(f"{k}={v}" for k, v in best.params.items())
     console.print(
@@ -111,12 +101,9 @@ def _table(final: Sweep) -> Table:
     table.add_column(final.objective, justify="right")
     table.add_column("epochs", justify="right")
     for trial in final.trial_list:
-        style = _STATE_STYLE.get(trial.state, "")
         value = "-" if trial.value is None else f"{trial.value:.4f}"
         cells = [str(trial.params.get(name, "")) for name in names]
-        table.add_row(
-            str(trial.number + 1), *cells, f"[{style}]{trial.state}[/]", value, str(len(trial.intermediate))
-        )
+        table.add_row(str(trial.number + 1), *cells, styled(trial.state), value, str(len(trial.intermediate)))
     return table
 
 

@@ -1,0 +1,169 @@
+"""What the `dragdl` commands share: their consoles, how a command ends on an error (one line and
+an exit code, never a traceback), graph files and their problems, JSON output, and the server
+commands' --server option and session.
+
+Imported by every `cli_*` module at start-up: it imports only Typer and Rich at module level. The
+engine and the SDK are imported inside the functions that use them, so `dragdl run` loads no
+client module and `dragdl --help` no engine.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from dragdl.client import ApiError, DragDLClient
+    from dragdl.engine.data.base import DataContext
+
+console = Console()
+err_console = Console(stderr=True)
+
+EXIT_FAILED = 1
+"""The command ran and its subject failed: a graph with problems, a failed task, a bad prediction."""
+EXIT_USAGE = 2
+"""The command could not start: a missing or unreadable file, options that do not go together."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (128 + SIGINT), as shells report it."""
+
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Data directory (default: $DRAGDL_DATA_DIR or ~/.dragdl)."),
+]
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+ServerOption = Annotated[
+    str,
+    typer.Option(
+        "--server",
+        envvar="DRAGDL_SERVER",
+        help="The DragDL server (default: $DRAGDL_SERVER or http://127.0.0.1:8000).",
+        show_default=False,
+        show_envvar=False,
+    ),
+]
+
+STATE_STYLE = {
+    "QUEUED": "yellow",
+    "RUNNING": "cyan",
+    "SUCCEEDED": "green",
+    "COMPLETE": "green",
+    "PRUNED": "yellow",
+    "FAILED": "red",
+    "STOPPED": "magenta",
+}
+"""Colours of task statuses and sweep trial states, the same in every command's output."""
+
+
+def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
+    """End the command with one error line (the message is text, not Rich markup)."""
+    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def skipped(message: str) -> None:
+    """Name a file a command passes over (one unreadable image in a folder of thousands)."""
+    err_console.print(f"[yellow]skipped:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def styled(state: str) -> str:
+    """A status or trial state in its colour, as Rich markup."""
+    return f"[{STATE_STYLE.get(state, 'white')}]{state}[/]"
+
+
+def print_json(data: Any) -> None:
+    """What --json prints: indented JSON on stdout, nothing else."""
+    typer.echo(json.dumps(data, indent=2))
+
+
+# --- graphs -------------------------------------------------------------------------------------
+
+
+def data_context(data_dir: Path | None) -> DataContext:
+    from dragdl.engine.data.base import DataContext
+    from dragdl.paths import default_data_dir
+
+    return DataContext(data_dir=(data_dir or default_data_dir()).expanduser())
+
+
+def read_graph(path: Path) -> dict[str, Any]:
+    """Read a graph file, or end the command naming the file (and the position of a JSON error)."""
+    from dragdl.engine.graph.spec import load_graph_file
+
+    try:
+        return load_graph_file(path)
+    except FileNotFoundError:
+        fail(f"{path}: no such file", EXIT_USAGE)
+    except json.JSONDecodeError as exc:
+        fail(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}", EXIT_USAGE)
+    except (UnicodeDecodeError, ValueError, OSError) as exc:
+        fail(f"{path}: {exc}", EXIT_USAGE)
+
+
+def print_graph_errors(errors: list[Any], graph: dict[str, Any]) -> None:
+    """A graph's problems (`GraphError`s, found here or by a server) as one table on stderr."""
+    nodes = graph.get("nodes")
+    listed = nodes if isinstance(nodes, list) else []
+    types = {node.get("id"): node.get("type") for node in listed if isinstance(node, dict)}
+    table = Table(title=f"{len(errors)} problem(s) in the graph", title_style="bold red", show_lines=False)
+    table.add_column("node", style="cyan", no_wrap=True)
+    table.add_column("field", style="magenta")
+    table.add_column("problem")
+    table.add_column("code", style="dim")
+    for error in errors:
+        node = f"{error.node_id} ({types.get(error.node_id, '?')})" if error.node_id else "graph"
+        table.add_row(node, error.field or "", error.message, error.code)
+    err_console.print(table)
+
+
+# --- a server -----------------------------------------------------------------------------------
+
+
+def _report(exc: ApiError, login_hint: bool) -> NoReturn:
+    message = exc.message if exc.status is None else f"{exc.message} (HTTP {exc.status})"
+    if exc.status == 401 and exc.url and login_hint:
+        message += f"; log in with: dragdl login --server {exc.url} (or set DRAGDL_TOKEN)"
+    fail(message)
+
+
+@contextmanager
+def server_session(server: str, *, login_hint: bool = True) -> Iterator[DragDLClient]:
+    """A client for the server (its token: $DRAGDL_TOKEN, else the one `dragdl login` saved); an
+    ApiError escaping the block becomes one error line and exit 1."""
+    from dragdl.client import ApiError, DragDLClient
+
+    try:
+        with DragDLClient(server) as client:
+            yield client
+    except ApiError as exc:
+        _report(exc, login_hint)
+
+
+@contextmanager
+def graph_refusals(graph: dict[str, Any]) -> Iterator[None]:
+    """Within the block, a server's 422 that lists graph problems ends the command with them, in
+    the table `dragdl validate` prints."""
+    from dragdl.client import ApiError
+    from dragdl.engine.graph.errors import GraphError
+
+    try:
+        yield
+    except ApiError as exc:
+        if exc.status != 422 or not exc.errors:
+            raise
+        err_console.print(f"[red]the server refused the graph:[/] {escape(exc.message)}", highlight=False)
+        errors = []
+        for item in exc.errors:
+            try:
+                errors.append(GraphError.model_validate(item))
+            except ValueError:
+                errors.append(GraphError(code="invalid", message=str(item)))
+        print_graph_errors(errors, graph)
+        raise typer.Exit(EXIT_FAILED) from None
