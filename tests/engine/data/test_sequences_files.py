@@ -82,6 +82,9 @@ def test_npy_2d_with_y_npy_is_memory_mapped_only_for_float32_3d(tmp_path: Path) 
     np.save(tmp_path / "X.npy", np.ones((4, 6, 2), dtype=np.float32))
     mapped = open_npy(tmp_path).values
     assert isinstance(mapped.base, np.memmap) or isinstance(mapped, np.memmap)
+    assert mapped.flags.writeable  # copy-on-write: torch.from_numpy takes it, the file stays as it was
+    mapped[0, 0, 0] = 5.0
+    assert np.load(tmp_path / "X.npy")[0, 0, 0] == 1.0
 
 
 def test_npy_with_a_labels_file_and_numeric_targets(tmp_path: Path) -> None:

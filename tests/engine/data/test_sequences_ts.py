@@ -191,3 +191,18 @@ def test_an_over_long_line_is_refused(tmp_path: Path) -> None:
     text = "@classLabel true a\n@data\n" + ",".join(["1"] * 600) + ":a\n"
     with pytest.raises(DatasetError, match=r"long.ts, line 3: longer than the limit of 1,000 characters"):
         read_ts(_write(tmp_path / "long.ts", text), SequenceLimits(max_line_chars=1000))
+
+
+def test_a_test_file_label_missing_from_the_train_classes_is_named(tmp_path: Path) -> None:
+    write_ts(tmp_path / "G_TRAIN.ts", series_set(2, 1, 4), ["a", "b"], ["a", "b"])
+    write_ts(tmp_path / "G_TEST.ts", series_set(2, 1, 4), ["a", "c"], ["a", "c"])
+    with pytest.raises(
+        DatasetError, match=r"G_TEST.ts, line 12: the label 'c' is not one of G_TRAIN.ts's classes"
+    ):
+        open_ts(tmp_path)
+
+
+def test_timestamped_series_are_refused_at_their_header(tmp_path: Path) -> None:
+    text = "@problemName T\n@timeStamps true\n@classLabel true a\n@data\n(0,1),(1,2):a\n"
+    with pytest.raises(DatasetError, match=r"stamps.ts, line 2: timestamped series"):
+        read_ts(_write(tmp_path / "stamps.ts", text))
