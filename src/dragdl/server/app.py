@@ -16,6 +16,7 @@ from dragdl.paths import make_private_dir
 from dragdl.runner.sweep_driver import SweepDriver
 from dragdl.server.errors import SIGNED_IN_ERRORS, request_validation_error
 from dragdl.server.frontend import add_security_headers, serve_frontend
+from dragdl.server.known_failures import KnownFailuresMiddleware
 from dragdl.server.request_limits import BodyLimitMiddleware, upload_limits
 from dragdl.server.routes import auth, catalog, datasets, graphs, health, models, sweeps, tasks, users
 from dragdl.server.services.event_hub import EventHub
@@ -90,6 +91,7 @@ def create_app(settings: Settings) -> FastAPI:
     def home() -> HTMLResponse:
         return HTMLResponse(_HOME.replace("{version}", __version__))
 
+    app.add_middleware(KnownFailuresMiddleware)  # innermost: the others wrap its 503 and 507 too
     app.add_middleware(
         BodyLimitMiddleware, default_bytes=settings.max_body_bytes, routes=upload_limits(settings)
     )

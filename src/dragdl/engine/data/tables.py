@@ -98,7 +98,10 @@ def _number_or_none(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # a JSON integer of 400 digits: not a number a model can read
+            return None
     text = str(value).strip()
     if text == "":
         return math.nan
@@ -106,6 +109,12 @@ def _number_or_none(value: Any) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def quote_cell(value: Any, limit: int = 40) -> str:
+    """A cell for an error message: the repr of a bounded prefix, so a 30 MB cell is not repeated."""
+    text = str(value)
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
 
 
 def _category(value: Any) -> str | None:
@@ -322,7 +331,8 @@ def rows_to_table(
                 value = _number_or_none(row.get(info.name))
                 if value is None:
                     raise DatasetError(
-                        f"row {i + first_row}, column {info.name!r}: {row.get(info.name)!r} is not a number",
+                        f"row {i + first_row}, column {info.name!r}: {quote_cell(row.get(info.name))} is "
+                        "not a number",
                         field="rows",
                         code="value_not_numeric",
                     )
@@ -334,10 +344,11 @@ def rows_to_table(
             for i, category in enumerate(values):
                 # One-hot would answer an unseen value as "none of them": a typo must not pass silently.
                 if category is not None and known and category not in known:
-                    shown = ", ".join(repr(c) for c in info.categories[:10])
+                    shown = ", ".join(quote_cell(c) for c in info.categories[:10])
+                    more = ", ..." if len(info.categories) > 10 else ""
                     raise DatasetError(
-                        f"row {i + first_row}, column {info.name!r}: {category!r} is not one of the values "
-                        f"seen in training ({shown}{', ...' if len(info.categories) > 10 else ''})",
+                        f"row {i + first_row}, column {info.name!r}: {quote_cell(category)} is not one of "
+                        f"the values seen in training ({shown}{more})",
                         field="rows",
                         code="unknown_category",
                     )
@@ -407,7 +418,7 @@ class TableSource(ImageSource):
         for i, value in enumerate(values):
             if _number_or_none(value) is None:
                 raise DatasetError(
-                    f"the target column {self.target!r} holds the text {value!r} in row {i + 1}; "
+                    f"the target column {self.target!r} holds the text {quote_cell(value)} in row {i + 1}; "
                     "regression needs a number in every row",
                     field="target",
                     code="target_not_numeric",
