@@ -10,7 +10,7 @@ import { ApiError } from '../../api/graphs';
 import type { Choose, Confirm, Question } from '../../ui/ConfirmDialog';
 import { useNotify } from '../../ui/toast';
 import type { CatalogIndex } from '../catalog/catalogIndex';
-import { withUploadedDataset } from './logic/datasetNode';
+import { fitsGraph, UPLOADED_TYPE, withUploadedDataset } from './logic/datasetNode';
 import { flowToGraph, graphToFlow, parseGraphJson } from './logic/convert';
 import { sameName, saveKind } from './logic/saveKind';
 import type { LayoutView } from './logic/layout';
@@ -192,11 +192,17 @@ export function useGraphDocument({
     if (request?.kind === 'graph') {
       load({ ...request.graph, version: 1, name: request.name || request.graph.name || 'Untitled' });
     } else if (request?.kind === 'dataset') {
-      const { graph, nodeId } = withUploadedDataset(graphNow.current, request.dataset);
+      const type = request.dataset.node?.type ?? UPLOADED_TYPE;
+      // A dataset of another port type (a table for an image CNN) starts a new graph of its own.
+      const start = fitsGraph(graphNow.current, type, catalog)
+        ? graphNow.current
+        : { ...EMPTY_GRAPH, name: request.dataset.name };
+      if (start !== graphNow.current) detach();
+      const { graph, nodeId } = withUploadedDataset(start, request.dataset);
       loadGraph(graph.nodes.length === 1 ? { ...graph, name: request.dataset.name } : graph);
       selectOnly([nodeId]);
     }
-  }, [load, loadGraph, selectOnly]);
+  }, [load, loadGraph, selectOnly, catalog, detach]);
 
   return { load, openTemplate, openSaved, save, saveAs, newGraph, exportGraph, importFile };
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GraphSpec } from '../../../api/types';
-import { asDatasetNode, withUploadedDataset } from './datasetNode';
+import { ENTRIES } from '../../../test/fixtures';
+import { indexCatalog } from '../../catalog/catalogIndex';
+import { asDatasetNode, fitsGraph, withUploadedDataset } from './datasetNode';
 
 const dataset = { id: 'ds_42', name: 'My digits' };
 
@@ -101,5 +103,33 @@ describe('use an uploaded table in the graph', () => {
     expect(asDatasetNode({ type: 'layer.Linear', params: {} })).toBeUndefined();
     expect(asDatasetNode({ type: 'dataset.table', params: [] })).toBeUndefined();
     expect(asDatasetNode(null)).toBeUndefined();
+  });
+});
+
+describe('a dataset of another port type', () => {
+  const catalog = indexCatalog([
+    ...ENTRIES,
+    { ...ENTRIES[0]!, type: 'dataset.uploaded', title: 'Uploaded dataset' },
+    {
+      ...ENTRIES[0]!,
+      type: 'dataset.table',
+      title: 'Table',
+      outputs: [{ name: 'out', types: ['table'], multiple: false, label: 'table' }],
+    },
+  ]);
+  const cnn: GraphSpec = {
+    version: 1,
+    name: 'CNN',
+    nodes: [
+      { id: 'data', type: 'dataset.builtin', params: { name: 'digits' } },
+      { id: 'resize', type: 'op.Resize', params: {} },
+    ],
+    edges: [{ source: 'data', target: 'resize' }],
+  };
+
+  it('does not fit an image graph (a table opens a new graph), while uploaded images do', () => {
+    expect(fitsGraph(cnn, 'dataset.table', catalog)).toBe(false);
+    expect(fitsGraph(cnn, 'dataset.uploaded', catalog)).toBe(true);
+    expect(fitsGraph({ ...cnn, nodes: [], edges: [] }, 'dataset.table', catalog)).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 // "Use in editor" on the Datasets page: an uploaded dataset becomes the graph's dataset node.
 import type { GraphSpec, JsonObject } from '../../../api/types';
+import { producedType, type CatalogIndex } from '../../catalog/catalogIndex';
 import { nextNodeId } from './clipboard';
 
 export const UPLOADED_TYPE = 'dataset.uploaded';
@@ -72,4 +73,19 @@ export function withUploadedDataset(
     : { x: 40, y: 60 };
   const node = { id, type, params, label, position };
   return { graph: { ...graph, nodes: [node, ...graph.nodes] }, nodeId: id };
+}
+
+/**
+ * Whether a dataset of node type `type` can take the place of the graph's dataset node: when they
+ * produce the same port type (an uploaded image set for the built-in one). A table dropped into an
+ * image CNN left a graph with an error on every layer; such a dataset opens a new graph instead.
+ */
+export function fitsGraph(graph: GraphSpec, type: string, catalog: CatalogIndex): boolean {
+  const current = graph.nodes.find((node) => node.type.startsWith('dataset.'));
+  if (!current) return true;
+  const produced = (nodeType: string) => {
+    const port = catalog.byType.get(nodeType)?.outputs[0];
+    return port ? producedType(port) : null;
+  };
+  return produced(current.type) === produced(type);
 }
