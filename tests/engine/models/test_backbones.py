@@ -13,6 +13,7 @@ from dragdl.engine.models import (
     UnknownBackbone,
     backbone_info,
     create_features,
+    get_family,
     validate_timm_name,
 )
 
@@ -65,7 +66,7 @@ def test_timm_name_typo_suggests_close_names() -> None:
 
 def test_unknown_torchvision_name_is_refused_with_suggestion() -> None:
     with pytest.raises(UnknownBackbone, match="resnet18"):
-        backbone_info("torchvision", "resnet19")  # type: ignore[arg-type]
+        backbone_info("torchvision", "resnet19")
 
 
 def test_legacy_densenet_checkpoint_keys_are_renamed(tmp_path: object) -> None:
@@ -76,8 +77,6 @@ def test_legacy_densenet_checkpoint_keys_are_renamed(tmp_path: object) -> None:
         re.sub(r"(denselayer\d+\.(?:norm|relu|conv))([12])\.", r"\1.\2.", k): v for k, v in state.items()
     }
     assert "features.denseblock1.denselayer1.norm.1.weight" in legacy
-    from dragdl.engine.models.backbones import _torchvision_features
-
-    features = _torchvision_features("densenet121", legacy)
+    features = get_family("torchvision").build("densenet121", legacy)
     key = "features.denseblock1.denselayer1.norm1.weight"
     assert torch.equal(features.state_dict()[key], state[key])

@@ -11,7 +11,8 @@ import torch
 from sklearn.datasets import load_sample_image
 from torchvision.transforms import v2
 
-from dragdl.engine.models import backbone_info, create_features, create_imagenet_classifier, lite0
+from dragdl.engine.models import backbone_info, create_features, create_imagenet_classifier
+from dragdl.engine.models import family_lite0 as lite0
 from dragdl.engine.models.weights import WeightsInvalid, load_state_dict_file
 
 # ImageNet classes that describe china.jpg (a Chinese palace with a tower by a lake).

@@ -18,7 +18,7 @@ from safetensors.torch import save_file
 from torchvision.models import resnet18
 
 from dragdl.engine.models import WeightsInvalid, WeightsUnavailable, check_weights, create_features, weights
-from dragdl.engine.models.backbones import weights_spec
+from dragdl.engine.models.families import get_family
 
 
 def _random_resnet18_state() -> dict[str, torch.Tensor]:
@@ -90,7 +90,7 @@ def test_torch_hub_cache_is_used(tmp_path: Path) -> None:
 
 
 def test_hugging_face_cache_is_used_for_timm(tmp_path: Path) -> None:
-    spec = weights_spec("timm", "resnet18")
+    spec = get_family("timm").weights_spec("resnet18")
     assert spec.hf_repo is not None
     torch.manual_seed(2)
     state = timm.create_model("resnet18", pretrained=False).state_dict()

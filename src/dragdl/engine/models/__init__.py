@@ -1,25 +1,37 @@
-"""Pretrained backbones for transfer learning: families, weights resolution, the transfer model."""
+"""Pretrained backbones for transfer learning: the family registry, weights resolution, the transfer model.
 
-from dragdl.engine.models.backbones import (
-    TORCHVISION_BACKBONES,
+Importing this package registers every backbone family (one `family_<name>.py` module each).
+"""
+
+from dragdl.engine.models import (  # noqa: F401  (imported for their registrations)
+    family_lite0,
+    family_timm,
+    family_torchvision,
+)
+from dragdl.engine.models.backbones import backbone_info, check_weights, create_features
+from dragdl.engine.models.families import (
+    BackboneFamily,
     BackboneInfo,
     Family,
-    TorchvisionName,
+    ScriptHelper,
     UnknownBackbone,
-    backbone_info,
-    check_weights,
-    create_features,
-    validate_timm_name,
+    family_names,
+    get_family,
+    register_family,
 )
+from dragdl.engine.models.family_lite0 import create_imagenet_classifier
+from dragdl.engine.models.family_timm import validate_timm_name
+from dragdl.engine.models.family_torchvision import TORCHVISION_BACKBONES, TorchvisionName
 from dragdl.engine.models.head import InputAdapter, TransferModel, make_head
-from dragdl.engine.models.lite0 import create_imagenet_classifier
 from dragdl.engine.models.weights import WeightsError, WeightsInvalid, WeightsUnavailable
 
 __all__ = [
     "TORCHVISION_BACKBONES",
+    "BackboneFamily",
     "BackboneInfo",
     "Family",
     "InputAdapter",
+    "ScriptHelper",
     "TorchvisionName",
     "TransferModel",
     "UnknownBackbone",
@@ -30,6 +42,9 @@ __all__ = [
     "check_weights",
     "create_features",
     "create_imagenet_classifier",
+    "family_names",
+    "get_family",
     "make_head",
+    "register_family",
     "validate_timm_name",
 ]

