@@ -235,7 +235,7 @@ def open_npy(root: Path, limits: SequenceLimits | None = None) -> SequenceSource
         with np.errstate(over="ignore"):
             values = values.astype(np.float32)
     values = _fill_array_gaps(values, x_path.name)
-    labels, classes, targets = _npy_labels(root, count)
+    labels, classes, targets = _npy_labels(root, count, limits)
     return SequenceSource(values, labels=labels, classes=classes, targets=targets)
 
 
@@ -291,7 +291,9 @@ def _find(root: Path, lower_name: str) -> Path | None:
     return next((p for p in sorted(root.iterdir()) if p.name.lower() == lower_name and p.is_file()), None)
 
 
-def _npy_labels(root: Path, count: int) -> tuple[np.ndarray | None, tuple[str, ...], np.ndarray | None]:
+def _npy_labels(
+    root: Path, count: int, limits: SequenceLimits
+) -> tuple[np.ndarray | None, tuple[str, ...], np.ndarray | None]:
     found = [path for path in (_find(root, name) for name in LABEL_FILES) if path is not None]
     if not found:
         raise DatasetError(f"{root.name}: X.npy needs its labels in y.npy, labels.csv or labels.txt")
@@ -312,7 +314,7 @@ def _npy_labels(root: Path, count: int) -> tuple[np.ndarray | None, tuple[str, .
         else:
             texts = [str(value).strip() for value in array]
         return labels_from_text(texts, path.name)
-    lines = [line.strip() for line in iter_lines(path, count + 1, SequenceLimits(), "labels")]
+    lines = [line.strip() for line in iter_lines(path, count + 1, limits, "labels")]
     while lines and not lines[-1]:
         lines.pop()
     if len(lines) == count + 1:  # one more line than sequences: the first is a header
