@@ -6,6 +6,11 @@ is not finite. Everything else that can go away by itself is infrastructure: the
 connections or holding a lock past its busy timeout, a lost worker, a storage error. Those are
 retried from the last checkpoint within the task's retry budget, and the task's log says why.
 
+A full disk is a storage error however it is reported: `OSError(ENOSPC)` from Python's own writes,
+but PyTorch's checkpoint writer (`torch.save`) raises a bare `RuntimeError` from its C++ stream
+writer (`[enforce fail at inline_container.cc:...] unexpected pos ...` or `... file write failed`),
+with no errno. `is_disk_full` recognises both, for the runner and for the server's 507.
+
 `retry_db` runs one database write (its own session and transaction each try) until it succeeds,
 waiting with capped exponential backoff while the error is transient, for at most `deadline_s`.
 """
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Literal, TypeVar
@@ -35,6 +41,13 @@ _STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.ESTALE
 """OSErrors of the machine's storage (not of a user's file): a full, failing or read-only disk."""
 
 
+_TORCH_WRITE_FAILED = re.compile(
+    r"PytorchStreamWriter failed|inline_container\.cc.*(unexpected pos|file write failed|writing)",
+    re.IGNORECASE | re.DOTALL,
+)
+"""PyTorch's zip writer failing to write (torch.save): the only ways it reports a full disk."""
+
+
 class TaskFolderDeleted(RuntimeError):
     """The task's artifact folder vanished while it trained: there is nothing left to resume from."""
 
@@ -49,13 +62,45 @@ def is_transient_db_error(exc: BaseException) -> bool:
     return isinstance(exc, DBAPIError) and exc.connection_invalidated
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The error and those it was raised from or during (bounded: a chain may loop)."""
+    found: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in found and len(found) < 16:
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _torch_write_failed(exc: BaseException) -> bool:
+    return isinstance(exc, RuntimeError) and bool(_TORCH_WRITE_FAILED.search(str(exc)))
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether writing failed for want of space: ENOSPC or EDQUOT anywhere in the chain, or PyTorch's
+    checkpoint writer failing (it reports a full disk without an errno)."""
+    for error in _chain(exc):
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if _torch_write_failed(error):
+            return True
+    return False
+
+
+def is_storage_error(exc: BaseException) -> bool:
+    """An error of the machine's storage (not of a user's file): full, failing or read-only."""
+    if is_disk_full(exc):
+        return True
+    return any(isinstance(e, OSError) and e.errno in _STORAGE_ERRNOS for e in _chain(exc))
+
+
 def classify(exc: BaseException) -> Kind:
     """`infrastructure` for errors worth a retry from the checkpoint, `graph` for the task's own."""
-    from dragdl.engine.distributed import WorkersFailed
+    from dragdl.engine.run.distributed import WorkersFailed
 
     if is_transient_db_error(exc) or isinstance(exc, MemoryError | WorkersFailed):
         return "infrastructure"
-    if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:
+    if is_storage_error(exc):
         return "infrastructure"
     try:
         from ray.exceptions import RayError

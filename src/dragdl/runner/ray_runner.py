@@ -21,6 +21,20 @@ any worker; a new one is started in its place. Tasks with GPUs get a fresh actor
 GPU when an actor is created). Idle warm actors are killed on close; after a killed server, those
 of an embedded Ray end with it, and a cluster's are killed at the next start (`reap_idle_warm`).
 
+GPUs: Ray gives an actor with GPUs their ids in CUDA_VISIBLE_DEVICES, but since Ray 2.4x it leaves
+the variable alone for one with none, so a CPU task (or a user capped at 0 GPUs) saw every GPU of
+its node and `device: auto` trained on someone else's. `RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=1` (set
+here for the embedded Ray, in the deployment files for a cluster) has Ray hide them from every
+worker without GPUs, Ray Train's included; `TaskWorker` hides them itself as well, for a cluster
+started without it.
+
+Authentication: the embedded Ray uses Ray's token authentication (`RAY_AUTH_MODE=token`) with a
+random token per server process, in the environment its Ray processes inherit, so another account on
+the host cannot join the cluster on loopback and run code as DragDL's.
+
+A process is started only when the record of the embedded Ray's processes can be written first
+(`leftovers.py`): a full data disk starts nothing, instead of leaking a warm worker per pass.
+
 Ray is imported only here and only when connecting: importing the server stays fast.
 """
 
@@ -30,6 +44,7 @@ import contextlib
 import logging
 import os
 import re
+import secrets
 import threading
 import uuid
 from dataclasses import dataclass
@@ -50,6 +65,8 @@ WARM_PREFIX = "dragdl-warm-"
 TRAIN_POLL_S = "0.25"
 OBJECT_STORE_BYTES = 256 * 1024**2
 """Tasks pass only small specs through Ray; a small object store leaves the memory to training."""
+HIDE_GPUS_ON_ZERO = "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO"
+"""With "1", Ray sets CUDA_VISIBLE_DEVICES="" in a worker given no GPU (its default leaves it alone)."""
 
 
 def machine_cpus() -> int:
@@ -59,15 +76,46 @@ def machine_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def ensure_ray(address: str | None, num_cpus: int | None = None) -> bool:
+def use_token_auth() -> None:
+    """Token authentication for a local Ray this process starts, unless the operator chose a mode.
+
+    A random token per process, in the environment its Ray processes inherit (another account can
+    read neither it nor their environment); set once, since Ray's C++ side caches it."""
+    os.environ.setdefault("RAY_AUTH_MODE", "token")
+    if os.environ["RAY_AUTH_MODE"] != "token":
+        return
+    if "RAY_AUTH_TOKEN" not in os.environ and "RAY_AUTH_TOKEN_PATH" not in os.environ:
+        os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+
+
+def _reload_auth_settings() -> None:
+    """Ray's C++ side reads its config and token once, when ray is imported: one imported before
+    `use_token_auth` set them would start the cluster with tokens and connect without one."""
+    with contextlib.suppress(ImportError, AttributeError):
+        from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
+
+        Config.initialize("")
+        AuthenticationTokenLoader.instance().reset_cache()
+
+
+def ensure_ray(
+    address: str | None,
+    num_cpus: int | None = None,
+    *,
+    num_gpus: int | None = None,
+) -> bool:
     """Start a local Ray (address None) or join a cluster, unless this process is connected already.
 
+    `num_gpus`: what a local Ray declares (None: the GPUs it finds; the tests fake some).
     Returns True when this call connected (the caller then owns the connection and shuts it down).
     """
     if address is None:
         # Ray binds its services to the node address; with clusters disabled that is 127.0.0.1,
         # so nothing of the embedded Ray listens beyond loopback. Read when ray is imported.
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        use_token_auth()
+    # Inherited by the local Ray's processes: a worker given no GPU sees none (see the docstring).
+    os.environ.setdefault(HIDE_GPUS_ON_ZERO, "1")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     # Read by Ray Train's controller (a process of the local Ray started here, which inherits it): it
     # polls a distributed run's workers this often, and each checkpoint report waits for the next
@@ -77,6 +125,8 @@ def ensure_ray(address: str | None, num_cpus: int | None = None) -> bool:
 
     if ray.is_initialized():
         return False
+    if address is None:
+        _reload_auth_settings()
     # Ray's C++ core installs a crash handler in the driver that also takes SIGTERM from the server's
     # own handler: it dumps a stack into the log and arms a 3 s alarm that aborts the process (SIGABRT)
     # while the server is still shutting down (suspending tasks takes longer). Crashes of the server
@@ -95,6 +145,7 @@ def ensure_ray(address: str | None, num_cpus: int | None = None) -> bool:
             address="local",
             namespace=NAMESPACE,
             num_cpus=num_cpus or machine_cpus(),
+            num_gpus=num_gpus,
             include_dashboard=False,
             object_store_memory=OBJECT_STORE_BYTES,
             logging_level=logging.ERROR,
@@ -197,6 +248,9 @@ class RayBackend:
         ).remote(warm)
 
     def launch(self, spec: LaunchSpec) -> RayHandle:
+        # Nothing starts whose record cannot be written (a full data disk): the OSError goes to the
+        # scheduler, which re-queues the task, and a claimed warm worker stays claimed for release.
+        self._record()  # Ray's agents start after ray.init returns: by now they run
         with self._warm_lock:
             claimed = self._claimed.pop(spec.worker_ref, None)
         if claimed is not None:
@@ -205,7 +259,6 @@ class RayBackend:
             actor = self._actor(spec.worker_ref, spec.node_id, spec.resources.cpus, spec.resources.gpus)
         ref = actor.run.remote(spec)
         actor.__ray_terminate__.remote()
-        self._record()  # Ray's agents start after ray.init returns: by now they run
         return RayHandle(spec.worker_ref, actor, ref)
 
     # -- warm workers --------------------------------------------------------------------------------
@@ -233,13 +286,20 @@ class RayBackend:
     def _start_warm(self, node_id: str) -> None:
         name = f"{WARM_PREFIX}{uuid.uuid4().hex[:16]}"
         try:
+            # Its process is one a killed server leaves behind, like a task's: none is started
+            # while the record cannot be written (a full data disk leaked one per pass).
+            self._record()
             actor = self._actor(name, node_id, 0, 0, warm=True)
-        except Exception as exc:  # the node just left, or Ray refuses: tasks start cold meanwhile
+        except Exception as exc:  # a full disk, the node just left, or Ray refuses: tasks start cold
             log.warning("could not start a warm worker on node %s: %s", node_id, exc)
             return
         with self._warm_lock:
             self._idle.setdefault(node_id, []).append((name, actor))
-        self._record()  # its process is one a killed server leaves behind, like a task's
+
+    def warm_workers(self) -> list[str]:
+        """The names of the warm workers this backend holds, idle or claimed."""
+        with self._warm_lock:
+            return [name for pool in self._idle.values() for name, _ in pool] + list(self._claimed)
 
     def reap_idle_warm(self, running_refs: set[str]) -> int:
         """Kill warm actors of this namespace that neither wait in this backend's pool nor run an

@@ -61,8 +61,13 @@ class TaskWorker:
     for a process to start and torch to load."""
 
     def __init__(self, warm: bool = False) -> None:
+        hide_unassigned_gpus()
         if warm:
             import dragdl.engine.run  # noqa: F401  (torch, torchvision and the engine)
+
+    def visible_gpus(self) -> str | None:
+        """CUDA_VISIBLE_DEVICES as this process sees it ("" hides every GPU; None: all visible)."""
+        return os.environ.get("CUDA_VISIBLE_DEVICES")
 
     def run(self, spec: LaunchSpec) -> str:
         import torch
@@ -71,6 +76,17 @@ class TaskWorker:
         # reserves none while it waits: size them by what the scheduler gave the task.
         torch.set_num_threads(max(1, round(spec.resources.cpus)))
         return execute_attempt(spec)
+
+
+def hide_unassigned_gpus() -> None:
+    """Hide every GPU from a worker Ray gave none: Ray leaves CUDA_VISIBLE_DEVICES alone then (unset
+    or inherited), and `device: auto` would train on another user's GPU. Before CUDA is initialised,
+    which reads the variable once."""
+    import ray
+
+    if not ray.is_initialized() or ray.get_gpu_ids():
+        return
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
 
 
 def execute_attempt(
