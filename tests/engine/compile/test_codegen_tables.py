@@ -23,12 +23,17 @@ from tests.engine.compile.test_codegen import (
 )
 
 from dragdl.engine.compile.codegen import generate_script
+from dragdl.engine.compile.codegen_tables import TableOp, defined_names, reserved, step_code, step_lines
 from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.table_pipeline import table_features, transform_table
+from dragdl.engine.nodes.registry import all_node_types
+from dragdl.engine.nodes.table_ops import Standardize, StandardizeParams
+from dragdl.engine.nodes.tables import TableOpNode
 from dragdl.engine.run import run_graph
 from dragdl.engine.train.reporter import ListReporter
 
 ACCURACY = re.compile(r"^test accuracy: ([0-9.]+) \(", re.MULTILINE)
+COMMON_CALLS = {"number_columns", "category_columns", "list"}
 FIGURES = re.compile(r"^test MAE: ([0-9.]+)  RMSE: ([0-9.]+)  R²: (-?[0-9.]+)$", re.MULTILINE)
 
 
@@ -193,3 +198,35 @@ def test_an_uploaded_table_is_read_from_where_it_is_stored(tmp_path: Path) -> No
     assert target_name == "kind" and list(columns) == [*plan.source.features.columns, "kind"]
     for name, values in plan.source.features.columns.items():
         assert np.array_equal(columns[name], values, equal_nan=values.dtype.kind == "f"), name
+
+
+def test_each_table_operator_writes_the_functions_its_step_calls() -> None:
+    operators = [kind for kind in all_node_types() if isinstance(kind, TableOpNode)]
+    assert {kind.type for kind in operators} >= {
+        "op.Standardize",
+        "op.OneHot",
+        "op.Impute",
+        "op.SelectColumns",
+    }
+    for kind in operators:
+        defined = defined_names(kind.script_functions)
+        params = kind.params_model(columns=["a"]) if kind.type == "op.SelectColumns" else kind.params_model()
+        lines = step_lines(TableOp("n1", kind, params), "state")
+        called = set(re.findall(r"\b([a-z_]+)\(", "\n".join(lines))) - {
+            "number_columns",
+            "category_columns",
+            "list",
+        }
+        assert called and called <= defined, kind.type
+        assert defined <= reserved(), kind.type
+
+
+def test_a_table_operator_without_script_code_is_refused_by_name() -> None:
+    class Unwritten(Standardize):
+        type = "op.Unwritten"
+
+        def script_step(self, params: Any) -> tuple[str, str]:
+            return super(Standardize, self).script_step(params)
+
+    with pytest.raises(NotImplementedError, match=r"op\.Unwritten cannot be exported as code yet"):
+        step_code(TableOp("n1", Unwritten(), StandardizeParams()))

@@ -16,7 +16,8 @@ from dragdl.engine.data.table_pipeline import table_features
 from dragdl.engine.data.tables import Table, read_table
 from dragdl.engine.graph.errors import GraphInvalid
 from dragdl.engine.nodes.registry import get_node_type
-from dragdl.engine.nodes.tables import Impute, OneHot, SelectColumns, Standardize, TableOpNode
+from dragdl.engine.nodes.table_ops import Impute, OneHot, SelectColumns, Standardize
+from dragdl.engine.nodes.tables import TableOpNode
 from dragdl.engine.run import split
 
 from ...graphs import chain

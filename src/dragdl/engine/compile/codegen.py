@@ -27,10 +27,11 @@ from dragdl.engine.data.base import DataContext
 from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.models.families import ScriptHelper
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, format_shape
-from dragdl.engine.nodes.tables import TableParams
+from dragdl.engine.nodes.tables import TableOpNode, TableParams
 from dragdl.engine.nodes.tables import _table_file as table_file
-from dragdl.engine.train.config import RegressionConfig, TrainConfig
+from dragdl.engine.tasks.settings import RegressionConfig, TrainConfig
 
 TO_FLOAT = "v2.ToDtype(torch.float32, scale=True)"
 """The engine's uint8 -> float32 in [0, 1] conversion (`data/stages.py: to_float`)."""
@@ -217,11 +218,10 @@ class _Writer:
         ops = []
         for node_id in s.pipeline:
             info = s.nodes[node_id]
-            assert info.params is not None
-            ops.append(tables.TableOp(node_id, info.kind.type, info.params))
-            if info.kind.type not in tables.HELPERS:
-                self._node_code(node_id, tables.step_code, ops[-1])  # codegen_unsupported
-        names = identifiers([op.node_id for op in ops], _RESERVED | tables.RESERVED)
+            assert info.params is not None and isinstance(info.kind, TableOpNode)
+            ops.append(tables.TableOp(node_id, info.kind, info.params))
+            self._node_code(node_id, tables.step_code, ops[-1])  # codegen_unsupported
+        names = identifiers([op.node_id for op in ops], _RESERVED | tables.reserved())
         data = tables.LOAD_TABLE_HEAD + body + "\n"
         if "read_column(" in body:
             data += "\n" + tables.READ_COLUMN
@@ -436,7 +436,7 @@ class _Writer:
             ctx = self.analysis.shape_context(node_id)
             if isinstance(kind, ModelNode):
                 code = self._node_code(node_id, kind.codegen, info.params, in_shapes[0], ctx)
-                helpers += self._model_helpers(code)
+                helpers += self._model_helpers(kind.script_helpers(info.params))
                 self.transfer = names[node_id]
             else:
                 assert isinstance(kind, LayerNode)
@@ -476,14 +476,14 @@ class _Writer:
         *body, last = forward
         return [*body, last + " * self.target_std + self.target_mean"]
 
-    def _model_helpers(self, code: str) -> list[str]:
-        """The script definitions (and their imports) a model node's code calls."""
+    def _model_helpers(self, family_helpers: tuple[ScriptHelper, ...]) -> list[str]:
+        """The script definitions (and their imports) a model node's code calls: the transfer
+        model's, then its backbone family's."""
         self.imports.update(tpl.TRANSFER_IMPORTS)
         blocks = [tpl.TRANSFER]
-        for name, (block, imports) in tpl.BACKBONE_HELPERS.items():
-            if f"{name}(" in code:
-                self.imports.update(imports)
-                blocks += [block] if block else []
+        for helper in family_helpers:
+            self.imports.update(helper.imports)
+            blocks += [helper.code] if helper.code else []
         return blocks
 
     def _forward(

@@ -2,14 +2,16 @@
 
 The script keeps a table as the engine does (`engine/data/tables.py`): a dict of columns, float64
 numbers with NaN where missing, object arrays of text (None where missing) for categories. Each
-operator is a pair of plain functions, `fit_<op>` (what it learns from the training rows, as
-`TableOpNode.fit`) and `<op>` (the transform, as `apply`), written out so a user can read them;
-`build_features` runs them in graph order and stacks the float32 (N, F) network input
-(`data/table_pipeline.py`). Batches are indexed out of that tensor like precomputed images.
+operator writes itself (`TableOpNode.script_functions`: a pair of plain functions, `fit_<op>` as
+`fit` and `<op>` as `apply`; `script_step`: how `build_features` calls them); this module only
+assembles them: the functions of the operators the graph uses, then `build_features`, which runs
+them in graph order and stacks the float32 (N, F) network input (`data/table_pipeline.py`).
+Batches are indexed out of that tensor like precomputed images.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import textwrap
 from collections.abc import Sequence
@@ -20,7 +22,8 @@ from pydantic import BaseModel
 
 from dragdl.engine.compile.codegen_format import WIDTH, statement
 from dragdl.engine.nodes.datasets_code import path_code
-from dragdl.engine.nodes.tables import ImputeParams, SelectColumnsParams, TableParams
+from dragdl.engine.nodes.registry import all_node_types
+from dragdl.engine.nodes.tables import TableOpNode, TableParams
 
 TYPES = """
 # A table: float64 numbers (NaN where missing) or text (None where missing) per column.
@@ -62,101 +65,6 @@ def number_columns(columns: Columns) -> list[str]:
 def category_columns(columns: Columns) -> list[str]:
     return [name for name, values in columns.items() if values.dtype.kind != "f"]
 """
-
-HELPERS: dict[str, str] = {
-    "op.Standardize": '''
-def fit_standardize(columns: Columns, names: list[str]) -> dict[str, tuple[float, ...]]:
-    """Mean and standard deviation of each column's present values.
-
-    A constant column gets deviation 1: it carries no information and becomes 0.
-    """
-    stats = {}
-    for name in names:
-        present = columns[name][~np.isnan(columns[name])]
-        mean = float(present.mean()) if len(present) else 0.0
-        std = float(present.std()) if len(present) else 1.0
-        stats[name] = (mean, std if std > 1e-12 else 1.0)
-    return stats
-
-
-def standardize(columns: Columns, stats: dict[str, tuple[float, ...]]) -> Columns:
-    """Mean 0 and deviation 1 (measured on the training rows); missing stays missing."""
-    out = dict(columns)
-    for name, (mean, std) in stats.items():
-        out[name] = (columns[name] - mean) / std
-    return out
-''',
-    "op.OneHot": '''
-def fit_one_hot(columns: Columns, names: list[str]) -> dict[str, list[str]]:
-    """The categories of each column seen in the training rows, sorted."""
-    return {name: sorted({v for v in columns[name] if v is not None}) for name in names}
-
-
-def one_hot(columns: Columns, categories: dict[str, list[str]]) -> Columns:
-    """Each category column becomes one 0/1 column per category (named column=category),
-    in its place; an unseen or missing category gives all zeros."""
-    out = {}
-    for name, values in columns.items():
-        if name not in categories:
-            out[name] = values
-            continue
-        for category in categories[name]:
-            out[f"{name}={category}"] = (values == category).astype(np.float64)
-    return out
-''',
-    "op.Impute": '''
-def fit_impute(
-    columns: Columns, names: list[str], strategy: str
-) -> dict[str, float | str | None]:
-    """What fills each column's gaps: the mean, median or most frequent value of its
-    present training values (0 for a number column with none)."""
-    fill: dict[str, float | str | None] = {}
-    for name in names:
-        values = columns[name]
-        if values.dtype.kind == "f":
-            present = values[~np.isnan(values)]
-            if len(present) == 0:
-                fill[name] = 0.0
-            elif strategy == "mean":
-                fill[name] = float(present.mean())
-            elif strategy == "median":
-                fill[name] = float(np.median(present))
-            else:
-                uniques, counts = np.unique(present, return_counts=True)
-                fill[name] = float(uniques[int(np.argmax(counts))])
-        else:
-            texts = [v for v in values if v is not None]
-            if texts:
-                texts = np.asarray(texts, dtype=str)
-                uniques, counts = np.unique(texts, return_counts=True)
-                fill[name] = str(uniques[int(np.argmax(counts))])
-            else:
-                fill[name] = None
-    return fill
-
-
-def impute(columns: Columns, fill: dict[str, float | str | None]) -> Columns:
-    out = dict(columns)
-    for name, value in fill.items():
-        values = columns[name]
-        if values.dtype.kind == "f":
-            out[name] = np.where(np.isnan(values), float(value or 0.0), values)
-        else:
-            filled = [value if v is None else v for v in values]
-            out[name] = np.array(filled, dtype=object)
-    return out
-''',
-    "op.SelectColumns": '''
-def all_but(columns: Columns, names: list[str]) -> list[str]:
-    """The names of the columns not listed, in table order."""
-    return [name for name in columns if name not in names]
-
-
-def select(columns: Columns, names: list[str]) -> Columns:
-    """Only the named columns, in that order."""
-    return {name: columns[name] for name in names}
-''',
-}
 
 FEATURES = '''
 def to_features(columns: Columns) -> torch.Tensor:
@@ -238,11 +146,24 @@ STDLIB_IMPORTS = (
 )
 THIRD_PARTY_IMPORTS = ("import numpy as np", "import torch", "from torch import nn")
 
-RESERVED = frozenset(
-    {"train", "columns", "take", "select", "all_but", "impute", "standardize", "one_hot", "pd", "math"}
-    | {"fit_standardize", "fit_one_hot", "fit_impute", "number_columns", "category_columns"}
-)
-"""Names build_features uses: an operator's state variable (named after its node) avoids them."""
+_COMMON_NAMES = frozenset({"train", "columns", "take", "pd", "math", "number_columns", "category_columns"})
+
+
+def reserved() -> frozenset[str]:
+    """Names build_features uses: an operator's state variable (named after its node) avoids them.
+
+    Every table operator's functions count, used or not, so a node's variable keeps its name
+    whatever other operators the graph holds."""
+    names = set(_COMMON_NAMES)
+    for kind in all_node_types():
+        if isinstance(kind, TableOpNode):
+            names |= defined_names(kind.script_functions)
+    return frozenset(names)
+
+
+def defined_names(source: str) -> set[str]:
+    """The functions a block of script code defines."""
+    return {item.name for item in ast.parse(source).body if isinstance(item, ast.FunctionDef)}
 
 
 def dataset_code(params: TableParams, target: str) -> str:
@@ -289,12 +210,8 @@ return columns, {name}
 @dataclass(frozen=True)
 class TableOp:
     node_id: str
-    type: str
+    kind: TableOpNode[Any]
     params: BaseModel
-
-
-def _names(listed: Sequence[str], fallback: str) -> str:
-    return json.dumps(list(listed), ensure_ascii=False) if listed else f"{fallback}(train)"
 
 
 def step_code(op: TableOp) -> str:
@@ -304,25 +221,9 @@ def step_code(op: TableOp) -> str:
 
 def step_lines(op: TableOp, name: str) -> list[str]:
     """Lines of build_features for one operator: fit on `train`, transform `train` and `columns`."""
-    p: Any = op.params
-    if op.type == "op.Standardize":
-        fit, apply = f"fit_standardize(train, {_names(p.columns, 'number_columns')})", "standardize"
-    elif op.type == "op.OneHot":
-        fit, apply = f"fit_one_hot(train, {_names(p.columns, 'category_columns')})", "one_hot"
-    elif op.type == "op.Impute":
-        assert isinstance(p, ImputeParams)
-        every = "list" if p.strategy == "most_frequent" else "number_columns"
-        fit = f"fit_impute(train, {_names(p.columns, every)}, {json.dumps(p.strategy)})"
-        apply = "impute"
-    elif op.type == "op.SelectColumns":
-        assert isinstance(p, SelectColumnsParams)
-        listed = json.dumps(list(dict.fromkeys(p.columns)), ensure_ascii=False)
-        fit = listed if p.mode == "keep" else f"all_but(train, {listed})"
-        apply = "select"
-    else:
-        raise NotImplementedError(f"{op.type} cannot be exported as code yet")
+    fit, apply = op.kind.script_step(op.params)
     return [
-        f"    # {op.node_id}: {op.type.removeprefix('op.')}",
+        f"    # {op.node_id}: {op.kind.type.removeprefix('op.')}",
         statement(f"{name} = ", fit, 4),
         statement("train = ", f"{apply}(train, {name})", 4),
         statement("columns = ", f"{apply}(columns, {name})", 4),
@@ -330,9 +231,9 @@ def step_lines(op: TableOp, name: str) -> list[str]:
 
 
 def helpers(ops: Sequence[TableOp]) -> str:
-    """The operator functions the graph uses, in a fixed order."""
-    used = {op.type for op in ops}
-    return "\n\n\n".join(code.strip("\n") for kind, code in HELPERS.items() if kind in used)
+    """The functions of the operators the graph uses, each once, in the order of first use."""
+    used = {op.kind.type: op.kind.script_functions for op in ops}
+    return "\n\n\n".join(code.strip("\n") for code in used.values() if code.strip())
 
 
 def build_features(ops: Sequence[TableOp], names: dict[str, str]) -> str:

@@ -8,6 +8,7 @@ from dragdl.engine.nodes import (  # noqa: F401  (imported for their registratio
     models,
     ops_geometry,
     ops_pixel,
+    table_ops,
     tables,
     train,
     uploaded,
