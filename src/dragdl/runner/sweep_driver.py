@@ -88,9 +88,16 @@ def best_value(values: list[float], direction: str) -> float | None:
 
 class SweepDriver:
     def __init__(
-        self, sessions: sessionmaker[Session], wake_runner: Callable[[], None], poll_s: float = 1.0
+        self,
+        sessions: sessionmaker[Session],
+        wake_runner: Callable[[], None],
+        poll_s: float = 1.0,
+        admit: Callable[[Session, int, dict[str, Any], dict[str, Any]], str | None] | None = None,
     ) -> None:
         self.sessions, self.wake_runner, self.poll_s = sessions, wake_runner, poll_s
+        self.admit = admit
+        """The server's admission of a task (`services/admission.trial_admission`): why a trial's
+        task may not be queued (caps, cluster, artifact quota), or None."""
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
@@ -300,6 +307,10 @@ class SweepDriver:
         problem = check_values(sweep.base_graph, params)
         if problem is not None:
             raise SweepError(f"trial {len(rows) + 1}: {problem}")
+        if self.admit is not None:  # every trial passes a task's admission (caps, cluster, quota)
+            refused = self.admit(db, sweep.owner_id, substitute(sweep.base_graph, params), sweep.resources)
+            if refused is not None:
+                raise SweepError(f"trial {len(rows) + 1}: {refused}")
         if not self._still_running(db, sweep.id, SweepStatus.RUNNING):
             db.rollback()
             return None

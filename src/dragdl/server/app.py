@@ -19,6 +19,7 @@ from dragdl.server.frontend import add_security_headers, serve_frontend
 from dragdl.server.known_failures import KnownFailuresMiddleware
 from dragdl.server.request_limits import BodyLimitMiddleware, upload_limits
 from dragdl.server.routes import auth, catalog, datasets, graphs, health, models, sweeps, tasks, users
+from dragdl.server.services.admission import trial_admission
 from dragdl.server.services.event_hub import EventHub
 from dragdl.server.services.graphs import GraphRejected
 from dragdl.server.services.prediction import PredictionService
@@ -55,7 +56,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.events = EventHub(app.state.sessions, settings.max_event_streams_per_user)
     app.state.runner = create_runner(settings, app.state.sessions)
     app.state.runner.start()
-    app.state.sweeps = SweepDriver(app.state.sessions, app.state.runner.wake)
+    app.state.sweeps = SweepDriver(
+        app.state.sessions,
+        app.state.runner.wake,
+        admit=trial_admission(settings, app.state.runner),
+    )
     app.state.sweeps.start()
     app.state.importance = ImportanceCache()
     app.state.predictor = PredictionService.from_settings(settings)
