@@ -15,7 +15,6 @@ import numpy as np
 import torch
 import torchvision
 from pydantic import BaseModel
-from torch import nn
 
 import dragdl
 from dragdl.engine.bundle.image import POLARITY_SAMPLE, Background, dataset_background
@@ -36,6 +35,7 @@ from dragdl.engine.compile.plan import Plan
 from dragdl.engine.data.base import ImageSource
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.network.module import GraphModule
+from dragdl.engine.nodes.base import OpNode
 from dragdl.engine.nodes.tables import TableOpNode, required_columns
 
 _METRIC_KEYS = (
@@ -95,7 +95,7 @@ def build_manifest(
         background=None if table is not None else training_background(plan.source),
     )
     transforms: list[EvalTransform] = []
-    modules: list[nn.Module] = []
+    steps: list[dict[str, Any] | None] = []
     for stage in plan.stages:
         if stage.random:
             continue
@@ -112,7 +112,11 @@ def build_manifest(
                 fitted=dict(stats) if stats is not None else None,
             )
         )
-        modules.append(stage.transform)
+        kind = node.kind
+        assert isinstance(kind, OpNode)
+        steps.append(
+            kind.portable_step(node.params, analysis.shapes[structure.inputs[stage.node_id][0]], stats)
+        )
     return Manifest(
         name=graph.name,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -128,7 +132,7 @@ def build_manifest(
         ),
         input=input_spec,
         eval_transforms=transforms,
-        preprocessing=describe_preprocessing(input_spec, transforms, modules)
+        preprocessing=describe_preprocessing(input_spec, transforms, steps)
         if table is None
         else table_preprocessing(table),
         metrics={key: report[key] for key in _METRIC_KEYS if key in report},
@@ -224,42 +228,30 @@ def current_versions() -> Versions:
 
 
 def describe_preprocessing(
-    spec: InputSpec, transforms: list[EvalTransform], modules: list[nn.Module]
+    spec: InputSpec, transforms: list[EvalTransform], portable_steps: list[dict[str, Any] | None]
 ) -> Preprocessing:
     """The evaluation path as numbers, for clients that cannot run the catalog (a browser, ONNX users).
 
-    `modules` are the built transforms (with fitted statistics), read for the normalisation numbers.
+    `portable_steps` are what each transform's node declares (`OpNode.portable_step`); a transform
+    without one is named by its type and makes the path not portable. The top-level mean and std
+    are the last step's that has them (a Normalize's).
     """
     steps: list[PreprocessStep] = []
     portable = True
     floated = False
     mean: list[float] | None = None
     std: list[float] | None = None
-    for entry, module in zip(transforms, modules, strict=True):
+    for entry, declared in zip(transforms, portable_steps, strict=True):
         if entry.needs_float and not floated:
             steps.append(PreprocessStep(op="to_float", scale=1 / 255))
             floated = True
-        params = entry.params
-        if entry.type == "op.Resize":
-            size = [params["height"], params.get("width") or params["height"]]
-            steps.append(
-                PreprocessStep(op="resize", size=size, interpolation=params["interpolation"], antialias=True)
-            )
-        elif entry.type == "op.CenterCrop":
-            steps.append(
-                PreprocessStep(
-                    op="center_crop", size=[params["height"], params.get("width") or params["height"]]
-                )
-            )
-        elif entry.type == "op.Grayscale":
-            steps.append(PreprocessStep(op="grayscale", channels=params["channels"]))
-        elif entry.type == "op.Normalize":
-            mean = _numbers(getattr(module, "mean", None))
-            std = _numbers(getattr(module, "std", None))
-            steps.append(PreprocessStep(op="normalize", mean=mean, std=std))
-        else:
-            steps.append(PreprocessStep(op=entry.type, params=params))
+        if declared is None:
+            steps.append(PreprocessStep(op=entry.type, params=entry.params))
             portable = False
+            continue
+        steps.append(PreprocessStep(**declared))
+        if "mean" in declared and "std" in declared:
+            mean, std = list(declared["mean"]), list(declared["std"])
     if not floated:
         steps.append(PreprocessStep(op="to_float", scale=1 / 255))
     return Preprocessing(
@@ -272,9 +264,3 @@ def describe_preprocessing(
         mean=mean,
         std=std,
     )
-
-
-def _numbers(value: Any) -> list[float] | None:
-    if value is None:
-        return None
-    return [float(v) for v in torch.as_tensor(value).flatten().tolist()]

@@ -1,12 +1,14 @@
 """Geometric data operators: resize, crop, flip, rotate, affine.
 
 Random ones (`random = True`) run on training samples only; evaluation and prediction use the
-deterministic ones in order.
+deterministic ones in order. Resize and CenterCrop describe themselves as portable steps
+(`portable_step`), which a browser repeats before in-browser prediction.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from torchvision.transforms import v2
@@ -72,6 +74,16 @@ class Resize(OpNode[ResizeParams]):
         mode = Code(_MODES[params.interpolation], f"v2.InterpolationMode.{params.interpolation.upper()}")
         return v2_call(v2.Resize, params.size, interpolation=mode, antialias=True)
 
+    def portable_step(
+        self, params: ResizeParams, in_shape: Shape, fitted: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        return {
+            "op": "resize",
+            "size": list(params.size),
+            "interpolation": params.interpolation,
+            "antialias": True,
+        }
+
 
 @register
 class CenterCrop(OpNode[SizeParams]):
@@ -86,6 +98,11 @@ class CenterCrop(OpNode[SizeParams]):
 
     def transform(self, params: SizeParams, shape: Shape) -> Call:
         return v2_call(v2.CenterCrop, params.size)
+
+    def portable_step(
+        self, params: SizeParams, in_shape: Shape, fitted: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        return {"op": "center_crop", "size": list(params.size)}
 
 
 class RandomCropParams(SizeParams):

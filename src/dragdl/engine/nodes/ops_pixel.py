@@ -1,7 +1,12 @@
-"""Pixel-value data operators: normalisation, colour, blur, erasing and the Lambda expression."""
+"""Pixel-value data operators: normalisation, colour, blur, erasing and the Lambda expression.
+
+Normalize and Grayscale describe themselves as portable steps (`portable_step`), which a browser
+repeats before in-browser prediction; the others cannot be described by numbers.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from typing import Any, Literal
 
@@ -142,6 +147,19 @@ class Normalize(OpNode[NormalizeParams]):
             )
         return Call(v2.Normalize, "v2.Normalize", kwargs={"mean": stats[0], "std": stats[1]})
 
+    def portable_step(
+        self, params: NormalizeParams, in_shape: Shape, fitted: Mapping[str, Any] | None
+    ) -> dict[str, Any] | None:
+        stats = _normalize_stats(params, in_shape[0] or 3)
+        if stats is None:  # the dataset's statistics, as fitted (float32 values)
+            if fitted is None:
+                return None
+            mean, std = list(fitted["mean"]), list(fitted["std"])
+        else:
+            # The numbers the built transform computes with: float32, as the fitted ones are.
+            mean, std = (torch.tensor(values, dtype=torch.float32).tolist() for values in stats)
+        return {"op": "normalize", "mean": mean, "std": std}
+
 
 class ColorJitterParams(BaseModel):
     model_config = _STRICT
@@ -189,6 +207,11 @@ class Grayscale(OpNode[GrayscaleParams]):
 
     def transform(self, params: GrayscaleParams, shape: Shape) -> Call:
         return v2_call(v2.Grayscale, params.channels)
+
+    def portable_step(
+        self, params: GrayscaleParams, in_shape: Shape, fitted: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        return {"op": "grayscale", "channels": params.channels}
 
 
 class BlurParams(BaseModel):
