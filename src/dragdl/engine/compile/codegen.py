@@ -99,6 +99,34 @@ def identifiers(node_ids: list[str], reserved: frozenset[str] = _RESERVED) -> di
     return names
 
 
+def _blocks(helpers: list[str]) -> list[str]:
+    """Each definition block once (two nodes may carry the same module), without outer blank lines."""
+    return [block.strip("\n") for block in dict.fromkeys(helpers)]
+
+
+def _merged(lines: set[str]) -> set[str]:
+    """One `from <module> import ...` line per module, as isort writes it: a carried module's
+    `from torch import Tensor, nn` and the script's `from torch import nn` become one line, names in
+    isort's order (constants, classes, then the rest)."""
+    names: dict[str, set[str]] = {}
+    merged = set()
+    for line in lines:
+        if not line.startswith("from "):
+            merged.add(line)
+            continue
+        module, imported = line.removeprefix("from ").split(" import ", 1)
+        names.setdefault(module, set()).update(name.strip() for name in imported.split(","))
+    for module, imported in names.items():
+        merged.add(f"from {module} import {', '.join(sorted(imported, key=_isort_name))}")
+    return merged
+
+
+def _isort_name(name: str) -> tuple[int, str]:
+    bare = name.split(" as ")[0]
+    kind = 0 if bare.isupper() and len(bare) > 1 else 1 if bare[:1].isupper() else 2
+    return kind, bare
+
+
 def _call(attribute: str, values: list[str]) -> str:
     return f"{attribute}({', '.join(values)})"
 
@@ -162,6 +190,9 @@ class _Writer:
         self.imports: set[str] = set()
         self.transfer: str | None = None
         """The Net attribute of the model node, whose param_groups() the optimizer takes."""
+        self.op_helpers: list[str] = []
+        """Definitions the operators' code calls (a module of DragDL's own, carried whole),
+        written before the data section."""
 
     def _node_code(self, node_id: str, codegen: Callable[..., str], *args: Any) -> str:
         try:
@@ -195,6 +226,7 @@ class _Writer:
             self._docstring(),
             self._imports(),
             self._config(uses_data_dir="DATA_DIR" in body) + tpl.TYPES,
+            *_blocks(self.op_helpers),
             data,
             network,
             tpl.DEVICE + "\n" + b.evaluate,
@@ -290,7 +322,7 @@ class _Writer:
 
         def ordered(lines: set[str]) -> list[str]:
             # isort's order: plain imports, then from-imports, each by module name.
-            return sorted(lines, key=lambda s: (s.startswith("from"), s.split()[1].lower(), s))
+            return sorted(_merged(lines), key=lambda s: (s.startswith("from"), s.split()[1].lower(), s))
 
         return "\n".join(ordered(stdlib)) + "\n\n" + "\n".join(ordered(third)) + "\n"
 
@@ -368,6 +400,7 @@ class _Writer:
             shape = self.analysis.shapes[self.structure.inputs[node_id][0]]
             code = self._node_code(node_id, kind.codegen, info.params, shape)
             ops.append(_Op(node_id, expression(code), kind.random, kind.needs_float))
+            self.op_helpers += self._script_helpers(kind.script_helpers(info.params))
         return ops
 
     def _transforms(self, ops: list[_Op]) -> str:
@@ -441,11 +474,12 @@ class _Writer:
             else:
                 assert isinstance(kind, LayerNode)
                 code = self._node_code(node_id, kind.codegen, info.params, in_shapes, ctx)
+                helpers += self._script_helpers(kind.script_helpers(info.params))
             attribute = f"self.{names[node_id]}"
             init.append(statement(f"{attribute} = ", expression(code), 8))
             calls.append((node_id, partial(_call, attribute)))
         argument, forward = self._forward(layers, calls, names)
-        blocks = [block.strip("\n") + "\n\n" for block in dict.fromkeys(helpers)]
+        blocks = [block + "\n\n" for block in _blocks(helpers)]
         lines = [
             "# --- Network " + "-" * 74,
             *blocks,
@@ -480,11 +514,13 @@ class _Writer:
         """The script definitions (and their imports) a model node's code calls: the transfer
         model's, then its backbone family's."""
         self.imports.update(tpl.TRANSFER_IMPORTS)
-        blocks = [tpl.TRANSFER]
-        for helper in family_helpers:
+        return [tpl.TRANSFER, *self._script_helpers(family_helpers)]
+
+    def _script_helpers(self, helpers: tuple[ScriptHelper, ...]) -> list[str]:
+        """The definitions a node's code calls; their imports go to the script's top."""
+        for helper in helpers:
             self.imports.update(helper.imports)
-            blocks += [helper.code] if helper.code else []
-        return blocks
+        return [helper.code for helper in helpers if helper.code]
 
     def _forward(
         self, layers: list[str], calls: list[tuple[str, Callable[[list[str]], str]]], names: dict[str, str]

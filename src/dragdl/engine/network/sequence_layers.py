@@ -31,11 +31,13 @@ _CELLS: dict[str, type[nn.RNN] | type[nn.LSTM] | type[nn.GRU]] = {
 
 def _steps_mask(lengths: Tensor, steps: int, device: torch.device) -> Tensor:
     """(N, T, 1) bool: True on each sequence's valid steps."""
-    return (torch.arange(steps, device=device)[None, :] < lengths.to(device)[:, None]).unsqueeze(-1)
+    valid = torch.arange(steps, device=device)[None, :] < lengths.to(device)[:, None]
+    return valid.unsqueeze(-1)
 
 
 class Recurrent(nn.Module):
-    """An RNN, LSTM or GRU over (N, T, F): the hidden state at every step, (N, T, H x directions)."""
+    """An RNN, LSTM or GRU over (N, T, F): the hidden state at every step,
+    (N, T, H x directions)."""
 
     takes_lengths = True
 
@@ -53,8 +55,8 @@ class Recurrent(nn.Module):
             raise ValueError(f"cell ({cell!r}) must be one of {', '.join(_CELLS)}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout ({dropout}) must be in [0, 1)")
-        # torch applies dropout between stacked layers only (and warns for one layer), so it is
-        # passed on only where it has an effect.
+        # torch applies dropout between stacked layers only (and warns for one layer),
+        # so it is passed on only where it has an effect.
         self.rnn = _CELLS[cell](
             input_size,
             hidden_size,
@@ -69,9 +71,16 @@ class Recurrent(nn.Module):
             out: Tensor = self.rnn(x)[0]
             return out
         # Packing needs the lengths on the CPU; the padded steps come back as zeros, and
-        # total_length keeps T so the lengths still line up with the steps after this layer.
-        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        padded, _ = pad_packed_sequence(self.rnn(packed)[0], batch_first=True, total_length=x.shape[1])
+        # total_length keeps T so the lengths still line up with the steps after this
+        # layer.
+        packed = pack_padded_sequence(
+            x,
+            lengths.cpu(),
+            batch_first=True,
+            enforce_sorted=False,
+        )
+        out = self.rnn(packed)[0]
+        padded, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
         return padded
 
     @staticmethod
@@ -80,7 +89,8 @@ class Recurrent(nn.Module):
 
 
 class Conv1dTime(nn.Module):
-    """A 1-D convolution over time: (N, T, F) -> (N, T', C), transposed to and from torch's (N, C, T)."""
+    """A 1-D convolution over time: (N, T, F) -> (N, T', C), transposed to and from
+    torch's (N, C, T)."""
 
     takes_lengths = False
 
@@ -94,16 +104,24 @@ class Conv1dTime(nn.Module):
         dilation: int = 1,
     ) -> None:
         super().__init__()
-        self.conv = nn.Conv1d(in_features, out_channels, kernel_size, stride, padding, dilation)
+        self.conv = nn.Conv1d(
+            in_features,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         out: Tensor = self.conv(x.transpose(1, 2))
         return out.transpose(1, 2)
 
     def output_lengths(self, lengths: Tensor) -> Tensor:
-        (kernel,), (stride,), (dilation,) = self.conv.kernel_size, self.conv.stride, self.conv.dilation
+        conv = self.conv
+        (kernel,), (stride,), (dilation,) = conv.kernel_size, conv.stride, conv.dilation
         padding = self.conv.padding
-        if isinstance(padding, str):  # "same" keeps the length (stride 1 is required by torch)
+        if isinstance(padding, str):  # "same" (torch allows it with stride 1 only)
             return lengths
         return _shortened(lengths, kernel, stride, padding[0], dilation)
 
@@ -114,16 +132,18 @@ class Pool1dTime(nn.Module):
     takes_lengths = False
 
     def __init__(
-        self, mode: Literal["max", "avg"] = "max", kernel_size: int = 2, stride: int | None = None
+        self,
+        mode: Literal["max", "avg"] = "max",
+        kernel_size: int = 2,
+        stride: int | None = None,
     ) -> None:
         super().__init__()
         if mode not in ("max", "avg"):
             raise ValueError(f"mode ({mode!r}) must be 'max' or 'avg'")
         stride = kernel_size if stride is None else stride
         self.kernel_size, self.stride = kernel_size, stride
-        self.pool: nn.Module = (
-            nn.MaxPool1d(kernel_size, stride) if mode == "max" else nn.AvgPool1d(kernel_size, stride)
-        )
+        pool = nn.MaxPool1d if mode == "max" else nn.AvgPool1d
+        self.pool: nn.Module = pool(kernel_size, stride)
 
     def forward(self, x: Tensor) -> Tensor:
         out: Tensor = self.pool(x.transpose(1, 2))
@@ -133,15 +153,23 @@ class Pool1dTime(nn.Module):
         return _shortened(lengths, self.kernel_size, self.stride, 0, 1)
 
 
-def _shortened(lengths: Tensor, kernel: int, stride: int, padding: int, dilation: int) -> Tensor:
-    """Valid steps after a window over time; at least 1, so a short sequence keeps one step."""
-    out = torch.div(lengths + 2 * padding - dilation * (kernel - 1) - 1, stride, rounding_mode="floor") + 1
+def _shortened(
+    lengths: Tensor,
+    kernel: int,
+    stride: int,
+    padding: int,
+    dilation: int,
+) -> Tensor:
+    """Valid steps after a window over time; at least 1, so a short sequence keeps one
+    step."""
+    span = lengths + 2 * padding - dilation * (kernel - 1) - 1
+    out = torch.div(span, stride, rounding_mode="floor") + 1
     return out.clamp(min=1)
 
 
 class GlobalPoolTime(nn.Module):
-    """The mean or maximum over time of each feature: (N, T, F) -> (N, F), over valid steps only
-    when lengths are given."""
+    """The mean or maximum over time of each feature: (N, T, F) -> (N, F), over valid
+    steps only when lengths are given."""
 
     takes_lengths = True
 
@@ -161,7 +189,8 @@ class GlobalPoolTime(nn.Module):
 
 
 class LastStep(nn.Module):
-    """Each sequence's last valid step (from lengths), else the last step: (N, T, F) -> (N, F)."""
+    """Each sequence's last valid step (from lengths), else the last step:
+    (N, T, F) -> (N, F)."""
 
     takes_lengths = True
 

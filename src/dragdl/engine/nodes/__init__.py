@@ -8,6 +8,8 @@ from dragdl.engine.nodes import (  # noqa: F401  (imported for their registratio
     models,
     ops_geometry,
     ops_pixel,
+    ops_sequence,
+    sequence_layers,
     table_ops,
     tables,
     train,

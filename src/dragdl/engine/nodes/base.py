@@ -81,6 +81,11 @@ class OpNode(NodeType[P]):
         """A Python expression constructing the same transform, e.g. `v2.Resize([32, 32])`."""
         return self.transform(params, shape).code()
 
+    def script_helpers(self, params: P) -> tuple[ScriptHelper, ...]:
+        """The definitions and imports the exported script needs for `codegen`'s expression (a
+        module of DragDL's own, carried whole); none for torchvision's transforms."""
+        return ()
+
     def portable_step(
         self, params: P, in_shape: Shape, fitted: Mapping[str, Any] | None
     ) -> dict[str, Any] | None:
@@ -115,6 +120,11 @@ class LayerNode(NodeType[P]):
     def codegen(self, params: P, inputs: list[Shape], ctx: ShapeContext) -> str:
         """A Python expression constructing the same module, e.g. `nn.Conv2d(1, 16, kernel_size=3)`."""
         return self.module(params, inputs, ctx).code()
+
+    def script_helpers(self, params: P) -> tuple[ScriptHelper, ...]:
+        """The definitions and imports the exported script needs for `codegen`'s expression (a
+        module of DragDL's own, carried whole); none for torch.nn's layers."""
+        return ()
 
     inline: ClassVar[bool] = False
     """True when the script's forward() writes the layer as `forward_code(values)` (Add: `a + b`)

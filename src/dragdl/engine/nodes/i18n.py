@@ -75,6 +75,9 @@ CHOICE_LABELS: dict[str, str] = {
     "most_frequent": "Most frequent",
     "keep": "Keep",
     "drop": "Drop",
+    "max": "Maximum",
+    "zeros": "Zeros",
+    "wrap": "Wrap around",
 }
 """English label of each enum value; a value missing here (a number) is shown as it is."""
 

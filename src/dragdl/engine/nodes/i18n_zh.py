@@ -550,4 +550,102 @@ ZH: dict[str, str] = {
     "Scales number columns to mean 0 and standard deviation 1, with the mean and deviation measured on the training rows. Missing values stay missing.": (
         "把数值列缩放到均值 0、标准差 1，均值和标准差在训练行上测得。缺失值保持缺失。"
     ),
+    # --- sequence layers and operators ---
+    "sequence": "序列",
+    "RNN": "循环层 RNN",
+    "Simple recurrent layer: reads the sequence step by step, updating a memory of hidden_size numbers. Gives that memory at every step; LSTM and GRU remember longer.": (
+        "简单循环层：逐步读取序列，更新由 hidden_size 个数组成的记忆，并在每一步给出这份记忆；LSTM 和 GRU 能记得更久。"
+    ),
+    "LSTM": "长短期记忆 LSTM",
+    "Long short-term memory: a recurrent layer whose gates decide what to keep and forget, so it remembers over many steps. Gives its memory at every step; end with Last step or global pooling.": (
+        "长短期记忆：一种循环层，由门决定保留和遗忘什么，因此能跨越很多步记住信息。它在每一步给出记忆；请以“最后一步”或时间上的全局池化结束。"
+    ),
+    "GRU": "门控循环单元 GRU",
+    "Gated recurrent unit: like an LSTM with fewer gates, often as good and faster. Gives its memory at every step; end with Last step or global pooling.": (
+        "门控循环单元：类似 LSTM 但门更少，效果往往一样好且更快。它在每一步给出记忆；请以“最后一步”或时间上的全局池化结束。"
+    ),
+    "Hidden size": "隐藏状态大小",
+    "Numbers the layer remembers at each step.": "该层在每一步记住的数值个数。",
+    "Layers": "层数",
+    "Recurrent layers stacked on each other, each reading the one below.": "相互堆叠的循环层数，每层读取下面一层的输出。",
+    "Bidirectional": "双向",
+    "Also read each sequence backwards and put both readings side by side (twice the outputs).": (
+        "同时反向读取每个序列，并把两个方向的结果并排放在一起（输出数翻倍）。"
+    ),
+    "Probability of zeroing each value between stacked layers while training (needs 2 or more layers).": (
+        "训练时在堆叠的层之间把每个值置零的概率（需要 2 层或更多）。"
+    ),
+    "Conv1d": "一维卷积 Conv1d",
+    "1-D convolution over time: learns filters that respond to short patterns (a peak, a rise) wherever they occur in the sequence.": (
+        "沿时间的一维卷积：学习对短小模式（一个峰值、一段上升）产生响应的滤波器，无论它们出现在序列的哪个位置。"
+    ),
+    "Filters": "滤波器数",
+    "Number of filters: the features each step gets.": "滤波器的个数，即每一步得到的特征数。",
+    "Steps each filter looks at.": "每个滤波器查看的步数。",
+    "Steps between filter positions.": "相邻两个滤波器位置之间的步数。",
+    "'same' keeps the number of steps (divided by the stride), 'valid' adds none, or a number of zero steps on each side.": (
+        "相同尺寸：保持步数不变（再除以步长）；不填充：不添加任何填充；或者填写每侧补零的步数。"
+    ),
+    "Dilation": "膨胀",
+    "Spacing between the steps a filter looks at (1 = adjacent).": "滤波器所看各步之间的间隔（1 表示相邻）。",
+    "MaxPool1d": "一维最大池化 MaxPool1d",
+    "Keeps the strongest value of each feature in each window of steps, halving the steps by default.": (
+        "在每个步窗口内保留每个特征的最大值，默认使步数减半。"
+    ),
+    "AvgPool1d": "一维平均池化 AvgPool1d",
+    "Averages each feature over each window of steps, halving the steps by default.": (
+        "在每个步窗口内对每个特征求平均，默认使步数减半。"
+    ),
+    "Steps in each window.": "每个窗口包含的步数。",
+    "Steps between windows; empty = kernel_size.": "相邻窗口之间的步数；留空时等于核大小。",
+    "Global pooling over time": "时间全局池化",
+    "Pools each feature over all steps of the sequence (its real steps only, when lengths differ): TxF becomes F features for Linear layers.": (
+        "在序列的所有步上对每个特征做池化（长度不一时只用真实的步）：T×F 变成 F 个特征，供全连接层使用。"
+    ),
+    "Pooling": "池化方式",
+    "'mean' averages each feature over the steps; 'max' keeps its largest value.": (
+        "均值：对每个特征在各步上求平均；最大值：保留它的最大值。"
+    ),
+    "Maximum": "最大值",
+    "Last step": "最后一步",
+    "Keeps each sequence's last real step: after an RNN, LSTM or GRU, its memory of the whole sequence. TxF becomes F features for Linear layers.": (
+        "保留每个序列最后一个真实的步：在 RNN、LSTM 或 GRU 之后，它就是对整个序列的记忆。T×F 变成 F 个特征，供全连接层使用。"
+    ),
+    "Standardize features": "序列特征标准化",
+    "Shifts and scales each feature of the sequences to mean 0 and standard deviation 1, measured on the training steps; features in very different units then train equally well.": (
+        "把序列的每个特征平移并缩放到均值 0、标准差 1（在训练数据的各步上测得）；这样单位相差很大的特征也能同样好地训练。"
+    ),
+    "Random time shift": "随机时间平移",
+    "Moves each sequence earlier or later by a random number of steps, so the model does not rely on when a pattern happens. Training only.": (
+        "把每个序列随机提前或推后若干步，使模型不依赖模式出现的时间。仅用于训练。"
+    ),
+    "Most steps": "最多步数",
+    "Shift by a random number of steps up to this, earlier or later.": "随机平移的步数不超过此值，可提前也可推后。",
+    "Fill": "填充方式",
+    "'zeros' fills the steps left empty with zeros; 'wrap' brings the steps pushed out back in at the other end.": (
+        "补零：用零填充空出的步；循环：把移出的步从另一端补回来。"
+    ),
+    "Zeros": "补零",
+    "Wrap around": "循环",
+    "Random crop (steps)": "随机裁剪（步）",
+    "Keeps a window of this many steps at a random place of each sequence (a shorter one stays whole). Training only: add Center crop (steps) of the same length after it, so that evaluation sees sequences of that length too.": (
+        "在每个序列的随机位置保留这么多步的窗口（更短的序列保持完整）。仅用于训练：请在它后面加一个相同长度的“中心裁剪（步）”，使评估时的序列也是这个长度。"
+    ),
+    "Center crop (steps)": "中心裁剪（步）",
+    "Keeps the middle steps of each sequence (a shorter one stays whole).": "保留每个序列中间的若干步（更短的序列保持完整）。",
+    "Steps": "步数",
+    "Steps to keep.": "要保留的步数。",
+    "Gaussian noise": "高斯噪声",
+    "Adds random noise to every value, so the model learns to ignore small wiggles. Training only.": (
+        "给每个值加上随机噪声，使模型学会忽略细小的抖动。仅用于训练。"
+    ),
+    "Noise strength": "噪声强度",
+    "Standard deviation of the noise, in the data's units (after Standardize features: a fraction of each feature's deviation).": (
+        "噪声的标准差，单位与数据相同（在“序列特征标准化”之后，即每个特征标准差的一个比例）。"
+    ),
+    "Resample (steps)": "重采样（步）",
+    "Stretches or squeezes every sequence to the same number of steps, drawing straight lines between neighbouring steps; sequences of different lengths then fit Flatten and Linear.": (
+        "把每个序列拉伸或压缩到相同的步数，在相邻的步之间做直线插值；这样长度不同的序列也能接展平层和全连接层。"
+    ),
+    "Steps every sequence has afterwards.": "处理后每个序列的步数。",
 }
