@@ -114,8 +114,8 @@ def _merged(lines: set[str]) -> set[str]:
         if not line.startswith("from "):
             merged.add(line)
             continue
-        module, imported = line.removeprefix("from ").split(" import ", 1)
-        names.setdefault(module, set()).update(name.strip() for name in imported.split(","))
+        module, listed = line.removeprefix("from ").split(" import ", 1)
+        names.setdefault(module, set()).update(name.strip() for name in listed.split(","))
     for module, imported in names.items():
         merged.add(f"from {module} import {', '.join(sorted(imported, key=_isort_name))}")
     return merged

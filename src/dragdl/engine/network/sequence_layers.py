@@ -79,8 +79,11 @@ class Recurrent(nn.Module):
             batch_first=True,
             enforce_sorted=False,
         )
-        out = self.rnn(packed)[0]
-        padded, _ = pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])
+        padded, _ = pad_packed_sequence(
+            self.rnn(packed)[0],
+            batch_first=True,
+            total_length=x.shape[1],
+        )
         return padded
 
     @staticmethod
