@@ -21,6 +21,7 @@ from dragdl.cli_common import EXIT_FAILED, EXIT_USAGE, console, fail, print_json
 if TYPE_CHECKING:
     from dragdl.client import Prediction as RemotePrediction
     from dragdl.engine.bundle import Bundle, Prediction
+    from dragdl.engine.tasks import TaskKind
 
 _BATCH = 64
 
@@ -154,15 +155,16 @@ def _table(
     return table
 
 
-def _answer_cells(answer: dict[str, Any]) -> list[str]:
-    """A prediction (TaskKind.answer) as table cells: the value, or the class and its probability."""
-    if "value" in answer:
-        return [f"{answer['value']:.6g}"]
-    return [escape(str(answer["label"])), f"{answer['probability']:.1%}"]
+def _answer_cells(kind: TaskKind, answer: dict[str, Any]) -> list[str]:
+    """A prediction (TaskKind.answer) as table cells: the class and its probability for a kind that
+    ranks classes, else the kind's one-line summary."""
+    if kind.ranks_classes:
+        return [escape(str(answer["label"])), f"{answer['probability']:.1%}"]
+    return [escape(kind.summarize(answer))]
 
 
-def _answer_columns(regression: bool) -> list[str]:
-    return ["value"] if regression else ["class", "probability"]
+def _answer_columns(kind: TaskKind) -> list[str]:
+    return ["class", "probability"] if kind.ranks_classes else [kind.target]
 
 
 def _predict_rows(bundle: Bundle, files: list[Path], top_k: int) -> list[tuple[Path, int, dict[str, Any]]]:
@@ -183,26 +185,33 @@ def _predict_rows(bundle: Bundle, files: list[Path], top_k: int) -> list[tuple[P
     return found
 
 
-def _table_of_rows(name: str, rows: list[tuple[Path, int, dict[str, Any]]], regression: bool) -> Table:
+def _table_of_rows(name: str, rows: list[tuple[Path, int, dict[str, Any]]], kind: TaskKind) -> Table:
     table = Table(title=f"{escape(name)}: {len(rows)} prediction(s)")
     table.add_column("file", style="cyan", overflow="fold")
     table.add_column("row", justify="right")
-    for column in _answer_columns(regression):
-        table.add_column(column, style="bold" if column in ("class", "value") else None, justify="right")
+    for i, column in enumerate(_answer_columns(kind)):
+        table.add_column(column, style="bold" if i == 0 else None, justify="right")
     for path, row, answer in rows:
-        table.add_row(escape(path.name), str(row), *_answer_cells(answer))
+        table.add_row(escape(path.name), str(row), *_answer_cells(kind, answer))
     return table
 
 
+def _csv_cell(value: Any) -> Any:
+    return f"{value:.9g}" if isinstance(value, float) else value
+
+
 def _write_rows_csv(
-    out: Path, classes: list[str], rows: list[tuple[Path, int, dict[str, Any]]], regression: bool
+    out: Path, classes: list[str], rows: list[tuple[Path, int, dict[str, Any]]], kind: TaskKind
 ) -> None:
     try:
         with out.open("w", newline="", encoding="utf-8") as f:
             writer = _SafeCsv(f)
-            if regression:
-                writer.writerow(["file", "row", "value"])
-                writer.writerows([str(path), row, f"{a['value']:.9g}"] for path, row, a in rows)
+            if not kind.ranks_classes:  # one column per field of the kind's answer
+                fields = list(kind.answer_schema["properties"])
+                writer.writerow(["file", "row", *fields])
+                writer.writerows(
+                    [str(path), row, *(_csv_cell(a[k]) for k in fields)] for path, row, a in rows
+                )
             else:
                 writer.writerow(["file", "row", "predicted", "probability", *classes])
                 writer.writerows(
@@ -218,27 +227,26 @@ def _predict_table_files(
     bundle: Bundle, files: list[Path], top_k: int, as_json: bool, csv_out: Path | None
 ) -> None:
     rows = _predict_rows(bundle, files, top_k)
-    regression = bundle.task.target == "value"
-    _show_rows(bundle.manifest.name, bundle.classes, regression, rows, as_json, csv_out)
+    _show_rows(bundle.manifest.name, bundle.classes, bundle.task, rows, as_json, csv_out)
 
 
 def _show_rows(
     name: str,
     classes: list[str],
-    regression: bool,
+    kind: TaskKind,
     rows: list[tuple[Path, int, dict[str, Any]]],
     as_json: bool,
     csv_out: Path | None,
 ) -> None:
     """Table predictions, made here or on a server: a CSV file, JSON, or a table."""
     if csv_out is not None:
-        _write_rows_csv(csv_out, classes, rows, regression)
+        _write_rows_csv(csv_out, classes, rows, kind)
     if as_json:
         print_json([{"file": str(path), "row": row, **answer} for path, row, answer in rows])
     elif csv_out is not None:
         console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
     else:
-        console.print(_table_of_rows(name, rows, regression))
+        console.print(_table_of_rows(name, rows, kind))
 
 
 def _predict_image_values(
@@ -256,22 +264,28 @@ def _predict_image_values(
             fail(str(exc))
         answers = bundle.answer_preprocessed(inputs)
         rows.extend((path, 1, answer) for (path, _), answer in zip(batch, answers, strict=True))
-    _show_image_values(bundle.manifest.name, rows, as_json, csv_out)
+    _show_image_values(bundle.manifest.name, bundle.task, rows, as_json, csv_out)
 
 
 def _show_image_values(
-    name: str, rows: list[tuple[Path, int, dict[str, Any]]], as_json: bool, csv_out: Path | None
+    name: str,
+    kind: TaskKind,
+    rows: list[tuple[Path, int, dict[str, Any]]],
+    as_json: bool,
+    csv_out: Path | None,
 ) -> None:
+    """The answers of a kind that ranks no classes, one per image."""
     if csv_out is not None:
-        _write_rows_csv(csv_out, [], rows, regression=True)
+        _write_rows_csv(csv_out, [], rows, kind)
     if as_json:
         print_json([{"image": str(path), **answer} for path, _, answer in rows])
     elif csv_out is None:
         table = Table(title=f"{escape(name)}: {len(rows)} prediction(s)")
         table.add_column("image", style="cyan", overflow="fold")
-        table.add_column("value", style="bold", justify="right")
+        for column in _answer_columns(kind):
+            table.add_column(column, style="bold", justify="right")
         for path, _, answer in rows:
-            table.add_row(escape(str(path)), *_answer_cells(answer))
+            table.add_row(escape(str(path)), *_answer_cells(kind, answer))
         console.print(table)
 
 
@@ -313,7 +327,7 @@ def predict(
         if opened.manifest.table is not None:
             _predict_table_files(opened, images, top_k, as_json, csv_out)
             return
-        if opened.task.target == "value":
+        if not opened.task.ranks_classes:
             _predict_image_values(opened, _expand(images), as_json, csv_out)
             return
     if server is not None:

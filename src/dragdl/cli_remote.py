@@ -37,6 +37,7 @@ from dragdl.cli_common import (
 
 if TYPE_CHECKING:
     from dragdl.client import DragDLClient, Event, Prediction, Task, ValuePrediction
+    from dragdl.engine.tasks import TaskKind
     from dragdl.engine.train.events import Event as EngineEvent
     from dragdl.engine.train.events import Status
 
@@ -345,14 +346,17 @@ def _classified(predictions: list[Prediction | ValuePrediction]) -> list[Predict
 
 def predict_values_remote(
     server: str, model_id: str, files: list[tuple[Path, bool]]
-) -> tuple[str, list[tuple[Path, int, dict[str, Any]]]] | None:
-    """(model name, (image, 1, {"value"}) per image) for `dragdl predict --server` on a regression
-    model of images; None for a classifier. An unreadable image ends the command."""
+) -> tuple[str, TaskKind, list[tuple[Path, int, dict[str, Any]]]] | None:
+    """(model name, its kind, (image, 1, answer) per image) for `dragdl predict --server` on an image
+    model whose kind ranks no classes (regression); None for a classifier. An unreadable image ends
+    the command."""
     from dragdl.client import ValuePrediction
+    from dragdl.engine.tasks import get_task_kind
 
     with server_session(server) as client:
         model = client.get_model(model_id)
-        if model.task == "classification" or model.input_columns is not None:
+        kind = get_task_kind(model.task)
+        if kind.ranks_classes or model.input_columns is not None:
             return None
         rows: list[tuple[Path, int, dict[str, Any]]] = []
         for start in range(0, len(files), _BATCH):
@@ -362,11 +366,11 @@ def predict_values_remote(
                 if not isinstance(prediction, ValuePrediction):
                     fail("the server answered classes, not values: the model is a classifier")
                 rows.append((path, 1, prediction.to_json()))
-    return model.name, rows
+    return model.name, kind, rows
 
 
-RemoteRows = tuple[str, list[str], bool, list[tuple[Path, int, dict[str, Any]]]]
-"""(model name, classes, whether it is a regression, (file, row, answer) per row)."""
+RemoteRows = tuple[str, list[str], "TaskKind", list[tuple[Path, int, dict[str, Any]]]]
+"""(model name, classes, the model's task kind, (file, row, answer) per row)."""
 
 
 def predict_rows_remote(server: str, model_id: str, files: list[Path], top_k: int) -> RemoteRows | None:
@@ -376,6 +380,7 @@ def predict_rows_remote(server: str, model_id: str, files: list[Path], top_k: in
     from dragdl.client import ApiError
     from dragdl.engine.data.base import DatasetError
     from dragdl.engine.data.tables import read_rows
+    from dragdl.engine.tasks import get_task_kind
 
     found: list[tuple[Path, int, dict[str, Any]]] = []
     with server_session(server) as client:
@@ -401,7 +406,7 @@ def predict_rows_remote(server: str, model_id: str, files: list[Path], top_k: in
                     (path, start + i + 1, p.model_dump(exclude_unset=True, by_alias=True))
                     for i, p in enumerate(answer.predictions)
                 )
-    return model.name, model.classes, model.task != "classification", found
+    return model.name, model.classes, get_task_kind(model.task), found
 
 
 def _shift_rows(message: str, offset: int) -> str:

@@ -77,3 +77,32 @@ class ValidationResult(BaseModel):
         default_factory=dict, description="What each pretrained model node expects (size, normalization)."
     )
     task: str | None = Field(None, description="The train node's task kind, when the graph has one.")
+
+
+class MetricDescriptor(BaseModel):
+    """How one metric of a task kind is shown and judged (the engine's `MetricSpec`)."""
+
+    key: str = Field(description="The metric's name without the val_/test_ prefix (accuracy, r2).")
+    label: str
+    format: Literal["percent", "number"] = Field(description="percent: a share in 0..1, shown as a %.")
+    unit: str | None = None
+    higher_is_better: bool
+    charted: bool = Field(description="Drawn as an epoch curve and offered as a sweep objective.")
+
+
+class TaskKindEntry(BaseModel):
+    """A task kind as clients present it: its metrics, its headline figure and one answer's schema."""
+
+    name: str = Field(description="What train nodes, reports and models name it (TaskKind.name).")
+    title: str
+    metrics: list[MetricDescriptor] = Field(description="Every epoch and test metric besides the loss.")
+    headline: str = Field(description="The key of the metric that sums up a run.")
+    ranks_classes: bool = Field(description="Whether an answer ranks the model's classes (top-k).")
+    answer_schema: dict[str, Any] = Field(description="JSON Schema of one prediction answer.")
+
+
+class Catalog(BaseModel):
+    """What the canvas, the monitor and the prediction views build on (GET /api/catalog)."""
+
+    nodes: list[CatalogEntry]
+    task_kinds: list[TaskKindEntry]

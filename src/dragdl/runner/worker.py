@@ -335,7 +335,10 @@ def model_fields(out_dir: Path) -> dict[str, Any]:
         columns = [c for c in columns if isinstance(c, dict) and c.get("name") in inputs]
     target = table.get("target") if table is not None else None
     # A regressor's dataset "classes" are its distinct target values, not classes it answers.
-    classes = (manifest.get("classes") or report.get("classes") or []) if kind == "classification" else []
+    from dragdl.engine.tasks.registry import get_task_kind
+
+    listed = get_task_kind(kind).classes_are_vocabulary
+    classes = (manifest.get("classes") or report.get("classes") or []) if listed else []
     return {
         "classes": list(classes),
         "metrics": {key: report[key] for key in MODEL_METRIC_KEYS if key in report},

@@ -106,7 +106,9 @@ def to_result(analysis: Analysis) -> ValidationResult:
                 model_inputs[node_id] = node.kind.describe_input(node.params)
     task = analysis.structure.task
     # A table's numeric target has as many distinct values as rows: they are no classes to list.
-    values_target = bool(task is not None and task.target == "value" and info is not None and info.target)
+    values_target = bool(
+        task is not None and not task.classes_are_vocabulary and info is not None and info.target
+    )
     return ValidationResult(
         ok=not analysis.errors,
         errors=analysis.errors,
@@ -213,25 +215,20 @@ def _check_output(analysis: Analysis) -> None:
     if shape is None or outputs is None or shape == (outputs,):
         return
     label = structure.nodes[last].label
-    wanted = f"one score per class ({outputs})" if task.target == "classes" else "one value per sample"
     if len(shape) != 1:
         message = (
             f"the network ends with a {format_shape(shape)} feature map at {label}, but training needs "
-            f"{wanted}: add Flatten (or GlobalAvgPool) and a Linear with out_features 'auto'"
-        )
-    elif task.target == "classes":
-        message = (
-            f"the network ends with {format_shape(shape)} outputs at {label}, but the dataset has {outputs} "
-            "classes: set out_features of the last Linear to 'auto'"
+            f"{task.expected_output(outputs)}: add Flatten (or GlobalAvgPool) and a Linear with "
+            "out_features 'auto'"
         )
     else:
         message = (
-            f"the network ends with {format_shape(shape)} outputs at {label}, but a regressor predicts "
-            "one value per sample: set out_features of the last Linear to 'auto' (or 1)"
+            f"the network ends with {format_shape(shape)} outputs at {label}, but "
+            f"{task.output_width_hint(outputs)}"
         )
     analysis.errors.append(
         GraphError(
-            code="output_mismatch" if task.target == "classes" else "value_output_mismatch",
+            code=task.output_mismatch_code,
             message=message,
             node_id=last,
             field="out_features" if len(shape) == 1 else None,

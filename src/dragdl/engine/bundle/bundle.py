@@ -319,7 +319,8 @@ def serving_precision(bundle: Bundle, check_batch: int = 16) -> torch.dtype | No
     slower than fp32) and its probabilities stay within SERVING_TOLERANCE of fp32's on a check batch
     of seeded random inputs; None (fp32) otherwise."""
     trained = bundle.manifest.trained_with or {}
-    if trained.get("precision") != "bf16" or bundle.task.name != "classification":
+    # Checked on class probabilities: a kind whose answers rank no classes serves in fp32.
+    if trained.get("precision") != "bf16" or not bundle.task.ranks_classes:
         return None
     if not native_bf16(bundle.device):
         return None

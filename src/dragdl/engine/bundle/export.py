@@ -92,9 +92,7 @@ class _Names:
 
 def _names(bundle: Bundle) -> _Names:
     inputs = "images" if bundle.manifest.table is None else "features"
-    if bundle.task.target == "value":
-        return _Names(inputs, "value", "value: the predicted number per row, shaped (batch, 1).")
-    return _Names(inputs, "logits", ExportInfo.model_fields["outputs"].default)
+    return _Names(inputs, bundle.task.export_output_name, bundle.task.export_output_meaning)
 
 
 def _export_onnx(bundle: Bundle, example: Tensor, opset: int, exporter: str) -> ExportInfo:

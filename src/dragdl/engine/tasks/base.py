@@ -10,8 +10,10 @@ plus its results and prediction views in the frontend (docs/architecture.md, sec
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -23,7 +25,34 @@ from dragdl.engine.data.base import DatasetInfo, ImageSource
 from dragdl.engine.data.batch import TARGET, Batch, network_inputs
 from dragdl.engine.data.splits import Splits, split_indices
 
-TargetType = Literal["classes", "value"]
+MetricFormat = Literal["percent", "number"]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """How a metric is shown and judged: the monitor, the task list, sweeps and early stopping read it.
+
+    `key` is the name without the val_/test_ prefix; `percent` values are shares in 0..1.
+    `charted`: drawn as an epoch curve and offered as a sweep objective (top-5 accuracy exists only
+    from 10 classes, so it is reported but not charted).
+    """
+
+    key: str
+    label: str
+    format: MetricFormat = "number"
+    higher_is_better: bool = False
+    unit: str | None = None
+    charted: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "label": self.label,
+            "format": self.format,
+            "unit": self.unit,
+            "higher_is_better": self.higher_is_better,
+            "charted": self.charted,
+        }
 
 
 class RunningMetrics(ABC):
@@ -114,11 +143,77 @@ class RunningMetrics(ABC):
 class TaskKind(ABC):
     name: ClassVar[str]
     """Stored in report.json, model.json and the task row: "classification", "regression"."""
-    target: ClassVar[TargetType]
-    metrics: ClassVar[tuple[str, ...]]
-    """Epoch metrics besides the loss, in display order (the monitor charts them)."""
-    higher_is_better: ClassVar[frozenset[str]]
-    """Metric names (without val_/test_ prefix) where a higher value is better; others: lower."""
+    title: ClassVar[str]
+    """What the catalog calls the kind (English; nodes/i18n_zh.py has the Chinese)."""
+    target: ClassVar[str]
+    """The kind's own word for its target ("classes", "value"): for its messages, never compared
+    by generic code, which asks the declarations below."""
+    metric_specs: ClassVar[tuple[MetricSpec, ...]]
+    """Every epoch and test metric besides the loss, in display order."""
+    headline: ClassVar[str]
+    """The key of the one metric that sums up a run (accuracy, R²)."""
+
+    # -- what generic code asks instead of testing the kind's name -------------------------------
+
+    ranks_classes: ClassVar[bool] = False
+    """Its answers rank the dataset's classes (label, probability, top-k, probabilities): the
+    prediction views and the CLI show probabilities, and bf16 serving is checked on the ranking."""
+    classes_are_vocabulary: ClassVar[bool] = False
+    """The dataset's classes are what the kind answers, so they are listed (a model's classes, the
+    dataset summary); a regressor's "classes" are only its distinct target values."""
+    output_mismatch_code: ClassVar[str] = "output_mismatch"
+    """Validation's error code when the network's last shape is not `output_size`."""
+    export_output_name: ClassVar[str] = "logits"
+    """The name of the network's output in exported ONNX/TorchScript models."""
+    export_output_meaning: ClassVar[str] = "logits: the network's outputs."
+    answer_schema: ClassVar[dict[str, Any]]
+    """The JSON Schema of one answer (one element of what `answer()` returns)."""
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Charted epoch metrics besides the loss, in display order (the monitor and sweeps)."""
+        return tuple(spec.key for spec in self.metric_specs if spec.charted)
+
+    @property
+    def higher_is_better(self) -> frozenset[str]:
+        """Metric keys (without val_/test_ prefix) where a higher value is better; others: lower."""
+        return frozenset(spec.key for spec in self.metric_specs if spec.higher_is_better)
+
+    def metric_spec(self, key: str) -> MetricSpec | None:
+        """The descriptor of a metric, with or without its val_/test_ prefix."""
+        base = key.removeprefix("val_").removeprefix("test_")
+        return next((spec for spec in self.metric_specs if spec.key == base), None)
+
+    @abstractmethod
+    def summarize(self, answer: dict[str, Any]) -> str:
+        """One answer in one line, for the CLI, the task list and the monitor ("cat 97.1%", "3.25")."""
+
+    @abstractmethod
+    def expected_output(self, outputs: int) -> str:
+        """What the network must end in, for validation's message ("one score per class (10)")."""
+
+    @abstractmethod
+    def output_width_hint(self, outputs: int) -> str:
+        """Why a vector of the wrong width is wrong, and the fix, for validation's message."""
+
+    def describe(self) -> dict[str, Any]:
+        """The kind as the catalog serves it (GET /api/catalog's `task_kinds`), in English."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "metrics": [spec.to_json() for spec in self.metric_specs],
+            "headline": self.headline,
+            "ranks_classes": self.ranks_classes,
+            "answer_schema": copy.deepcopy(self.answer_schema),
+        }
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A headline that names no metric would leave the monitor's KPI empty: refuse it at import.
+        specs = getattr(cls, "metric_specs", None)
+        headline = getattr(cls, "headline", None)
+        if specs is not None and headline not in {spec.key for spec in specs}:
+            raise TypeError(f"task kind {cls.__name__}: headline {headline!r} is not one of its metric_specs")
 
     # -- the data -----------------------------------------------------------------------------
 
@@ -171,8 +266,9 @@ class TaskKind(ABC):
     def running(self, device: torch.device, classes: list[str]) -> RunningMetrics: ...
 
     def better(self, metric: str, score: float, best: float) -> bool:
-        base = metric.removeprefix("val_").removeprefix("test_")
-        return score > best if base in self.higher_is_better else score < best
+        # The loss and any metric without a descriptor: lower is better.
+        spec = self.metric_spec(metric)
+        return score > best if spec is not None and spec.higher_is_better else score < best
 
     # -- results ------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from torch import Tensor, nn
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
-from dragdl.engine.tasks.base import RunningMetrics, TaskKind
+from dragdl.engine.tasks.base import MetricSpec, RunningMetrics, TaskKind
 from dragdl.engine.tasks.metrics import averages, confusion_matrix, per_class_metrics
 from dragdl.engine.tasks.settings import TrainConfig
 
@@ -38,11 +38,52 @@ class ClassificationMetrics(RunningMetrics):
         return out
 
 
+_PROBABILITY: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+
+
 class Classification(TaskKind):
     name: ClassVar[str] = "classification"
-    target: ClassVar = "classes"
-    metrics: ClassVar[tuple[str, ...]] = ("accuracy",)
-    higher_is_better: ClassVar[frozenset[str]] = frozenset({"accuracy", "top5_accuracy"})
+    title: ClassVar[str] = "Classification"
+    target: ClassVar[str] = "classes"
+    metric_specs: ClassVar[tuple[MetricSpec, ...]] = (
+        MetricSpec("accuracy", "Accuracy", "percent", higher_is_better=True),
+        MetricSpec("top5_accuracy", "Top-5 accuracy", "percent", higher_is_better=True, charted=False),
+    )
+    headline: ClassVar[str] = "accuracy"
+    ranks_classes: ClassVar[bool] = True
+    classes_are_vocabulary: ClassVar[bool] = True
+    output_mismatch_code: ClassVar[str] = "output_mismatch"
+    export_output_name: ClassVar[str] = "logits"
+    export_output_meaning: ClassVar[str] = (
+        "logits: unnormalised class scores; softmax over the last axis gives probabilities."
+    )
+    answer_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "label": {"type": "string", "description": "The most probable class."},
+            "index": {"type": "integer", "description": "Its index in the model's classes."},
+            "probability": _PROBABILITY,
+            "top_k": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"class": {"type": "string"}, "probability": _PROBABILITY},
+                    "required": ["class", "probability"],
+                },
+            },
+            "probabilities": {"type": "array", "items": _PROBABILITY, "description": "One per class."},
+        },
+        "required": ["label", "index", "probability", "top_k", "probabilities"],
+    }
+
+    def summarize(self, answer: dict[str, Any]) -> str:
+        return f"{answer['label']} {answer['probability']:.1%}"
+
+    def expected_output(self, outputs: int) -> str:
+        return f"one score per class ({outputs})"
+
+    def output_width_hint(self, outputs: int) -> str:
+        return f"the dataset has {outputs} classes: set out_features of the last Linear to 'auto'"
 
     def output_size(self, info: DatasetInfo) -> int:
         if len(info.classes) < 2:

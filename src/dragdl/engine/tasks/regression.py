@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from torch import Tensor, nn
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
-from dragdl.engine.tasks.base import RunningMetrics, TaskKind
+from dragdl.engine.tasks.base import MetricSpec, RunningMetrics, TaskKind
 from dragdl.engine.tasks.settings import RegressionConfig
 
 SCATTER_POINTS = 2000
@@ -57,9 +57,33 @@ def target_scale(train_targets: np.ndarray) -> tuple[float, float]:
 
 class Regression(TaskKind):
     name: ClassVar[str] = "regression"
-    target: ClassVar = "value"
-    metrics: ClassVar[tuple[str, ...]] = ("mae", "rmse", "r2")
-    higher_is_better: ClassVar[frozenset[str]] = frozenset({"r2"})
+    title: ClassVar[str] = "Regression"
+    target: ClassVar[str] = "value"
+    metric_specs: ClassVar[tuple[MetricSpec, ...]] = (
+        MetricSpec("mae", "MAE"),
+        MetricSpec("rmse", "RMSE"),
+        MetricSpec("r2", "R²", higher_is_better=True),
+    )
+    headline: ClassVar[str] = "r2"
+    output_mismatch_code: ClassVar[str] = "value_output_mismatch"
+    export_output_name: ClassVar[str] = "value"
+    export_output_meaning: ClassVar[str] = "value: the predicted number per row, shaped (batch, 1)."
+    answer_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"value": {"type": "number", "description": "The predicted number."}},
+        "required": ["value"],
+    }
+
+    def summarize(self, answer: dict[str, Any]) -> str:
+        return f"{answer['value']:.6g}"
+
+    def expected_output(self, outputs: int) -> str:
+        return "one value per sample"
+
+    def output_width_hint(self, outputs: int) -> str:
+        return (
+            "a regressor predicts one value per sample: set out_features of the last Linear to 'auto' (or 1)"
+        )
 
     def output_size(self, info: DatasetInfo) -> int:
         # Checked while validating, so a text target is refused on the canvas rather than when the

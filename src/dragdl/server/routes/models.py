@@ -306,7 +306,7 @@ async def predict_rows(
         task=model.task,
         target=model.target,
         classes=model.classes,
-        predictions=[_row_answer(answer) for answer in answers],
+        predictions=[_row_answer(model.task, answer) for answer in answers],
     )
 
 
@@ -339,10 +339,12 @@ async def _read_rows(request: Request, columns: list[str]) -> tuple[list[dict[st
     )
 
 
-def _row_answer(answer: dict[str, Any]) -> RowClassPrediction | RowValuePrediction:
-    if "value" in answer:
-        return RowValuePrediction(value=answer["value"])
-    return RowClassPrediction.model_validate(answer)
+def _row_answer(task: str, answer: dict[str, Any]) -> RowClassPrediction | RowValuePrediction:
+    from dragdl.engine.tasks.registry import get_task_kind
+
+    if get_task_kind(task).ranks_classes:
+        return RowClassPrediction.model_validate(answer)
+    return RowValuePrediction.model_validate(answer)
 
 
 def _caller_model_folder(request: Request, settings: Settings, model_id: str) -> Path:

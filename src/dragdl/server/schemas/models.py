@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-TaskKindName = Literal["classification", "regression"]
+
+def _registered_kind(name: str) -> str:
+    # The registry imports torch: asked when a model is described, never when the app starts.
+    from dragdl.engine.tasks.registry import get_task_kind
+
+    return get_task_kind(name).name
+
+
+TaskKindName = Annotated[str, AfterValidator(_registered_kind)]
+"""A registered task kind's name (engine/tasks/registry.py; GET /api/catalog lists them)."""
 
 
 class ColumnPublic(BaseModel):

@@ -198,7 +198,7 @@ def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[An
     if bundle.manifest.table is not None:
         raise WrongInputKind("it is a table model: send rows to /predict/rows, not images")
     kind = task_kind(bundle)
-    classes = bundle.classes if kind.target == "classes" else []
+    classes = bundle.classes if kind.classes_are_vocabulary else []
     answers: list[Answer] = []
     inputs: list[Tensor] = []
     flips: list[bool] = []
@@ -214,7 +214,7 @@ def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[An
         spans.append((len(inputs), len(inputs) + len(prepared)))
         inputs.extend(x for x, _ in prepared)
         flips.extend(flip for _, flip in prepared)
-    if kind.target != "classes":
+    if not kind.ranks_classes:
         return _answer_values(bundle, kind, requests, answers, spans, inputs, flips)
     rows = forward(bundle, inputs) if inputs else []
     for request, found, (first, last) in zip(requests, answers, spans, strict=True):
@@ -274,7 +274,7 @@ def table_model(bundle: Bundle) -> TableModel | None:
     if table is None:
         return None
     kind = task_kind(bundle)
-    classes = bundle.classes if kind.target == "classes" else []
+    classes = bundle.classes if kind.classes_are_vocabulary else []
     return TableModel(kind.name, table.target, [c.name for c in table.columns], classes)
 
 
