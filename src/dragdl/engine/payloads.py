@@ -54,6 +54,9 @@ class ColumnInfo(BaseModel):
 
 
 class DatasetSummary(BaseModel):
+    input_type: str = Field(
+        "images", description="The dataset's input type (images, table, sequence): its port type."
+    )
     classes: list[str] = Field(description="The class names; empty for a table's numeric target.")
     count: int
     channels: int

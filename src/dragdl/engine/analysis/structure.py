@@ -174,14 +174,14 @@ def check_edges(structure: Structure, errors: list[GraphError], unknown_ids: set
             )
             continue
         produced = out_port.types[0]
-        if produced not in in_port.types:
+        if not in_port.accepts(produced):
             errors.append(
                 GraphError(
                     code="port_type_mismatch",
                     message=f"{source.label} outputs {produced} but {target.label} accepts "
-                    f"{' or '.join(in_port.types)}",
+                    f"{' or '.join(in_port.accepted)}",
                     node_id=edge.target,
-                    details={"source": edge.source, "produced": produced, "accepted": list(in_port.types)},
+                    details={"source": edge.source, "produced": produced, "accepted": list(in_port.accepted)},
                 )
             )
             continue

@@ -17,6 +17,7 @@ from dragdl.engine.analysis.structure import Structure, check_edges, check_nodes
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo
 from dragdl.engine.graph.errors import GraphError, NodeError
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.inputs.registry import find_input_type
 from dragdl.engine.nodes.base import (
     DatasetNode,
     LayerNode,
@@ -113,27 +114,30 @@ def to_result(analysis: Analysis) -> ValidationResult:
         ok=not analysis.errors,
         errors=analysis.errors,
         shapes={node_id: _shape_text(analysis, node_id, shape) for node_id, shape in analysis.shapes.items()},
-        dataset=None
-        if info is None
-        else DatasetSummary(
-            classes=[] if values_target else list(info.classes),
-            count=info.count,
-            channels=info.channels,
-            size=None if info.size is None else f"{info.size[0]}x{info.size[1]}",
-            columns=list(info.columns) if info.target is not None else None,
-            target=info.target,
-        ),
+        dataset=None if info is None else _dataset_summary(analysis, info, values_target),
         model_inputs=model_inputs,
         task=None if task is None else task.name,
     )
 
 
+def _dataset_summary(analysis: Analysis, info: DatasetInfo, values_target: bool) -> DatasetSummary:
+    dataset = analysis.structure.nodes[analysis.structure.dataset_id or ""].kind
+    assert isinstance(dataset, DatasetNode)
+    input_type = dataset.input_type
+    return DatasetSummary(
+        input_type=input_type.name,
+        classes=[] if values_target else list(info.classes),
+        count=info.count,
+        **input_type.summary(info),
+    )
+
+
 def _shape_text(analysis: Analysis, node_id: str, shape: Shape) -> str:
-    """How the canvas prints a node's output: "13 features" on a table port, else 16x28x28."""
+    """How the canvas prints a node's output: as its port's input type labels it ("13 features",
+    "28 x 28 seq"), else as a shape (16x28x28)."""
     outputs = analysis.structure.nodes[node_id].kind.outputs
-    if outputs and outputs[0].types[0] == "table" and len(shape) == 1 and shape[0] is not None:
-        return f"{shape[0]} feature{'' if shape[0] == 1 else 's'}"
-    return format_shape(shape)
+    input_type = find_input_type(outputs[0].types[0]) if outputs else None
+    return format_shape(shape) if input_type is None else input_type.edge_label(shape)
 
 
 def _check_table_input(analysis: Analysis, sources: list[str]) -> None:
@@ -178,11 +182,8 @@ def _infer_shapes(analysis: Analysis, ctx: DataContext, known_dataset: DatasetIn
                 task = structure.task
                 if task is not None:
                     analysis.num_outputs = task.output_size(dataset)  # DatasetError: on this node
-                if dataset.target is not None:  # a table: (F,) features
-                    analysis.columns[node_id] = dataset.columns
-                    analysis.shapes[node_id] = (len(dataset.columns),)
-                else:
-                    analysis.shapes[node_id] = (dataset.channels, *(dataset.size or (None, None)))
+                analysis.columns[node_id] = dataset.columns
+                analysis.shapes[node_id] = kind.input_type.sample_shape(dataset)
             elif isinstance(kind, TableOpNode):
                 columns = kind.infer(info.params, analysis.columns[sources[0]], analysis.fitted.get(node_id))
                 analysis.columns[node_id] = columns

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,12 @@ from torch import nn
 from dragdl.engine.analysis.validate import Analysis, analyze
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, ImageSource
 from dragdl.engine.data.stages import OpStage
-from dragdl.engine.data.table_pipeline import TableStep, fit_table_steps
-from dragdl.engine.data.tables import TableSource
+from dragdl.engine.data.table_pipeline import TableStep
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.inputs.base import Fitted, InputType, Prepared
 from dragdl.engine.network.module import GraphModule
-from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, Shape
-from dragdl.engine.nodes.tables import TableOpNode
+from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OperatorNode, Shape
 from dragdl.engine.tasks.base import TaskKind
 from dragdl.engine.tasks.settings import TrainSettings
 
@@ -35,7 +33,10 @@ class Plan:
     graph: Graph
     analysis: Analysis
     source: ImageSource
-    stages: list[OpStage]
+    input_type: InputType
+    """The dataset node's input type: it runs the operators and batches the data."""
+    prepared: Prepared
+    """The graph's data operators, ready for the input type's pipeline."""
     model: nn.Module
     config: TrainSettings
     classes: list[str]
@@ -44,10 +45,22 @@ class Plan:
     task: TaskKind
     targets: np.ndarray
     """The task kind's training target per sample (int64 class index or float32 value)."""
-    table_steps: tuple[TableStep, ...] = ()
-    """A table graph's operators, in order (its `stages` are empty)."""
-    fitted: dict[str, dict[str, Any]] | None = None
-    """What the table operators learned on the training rows (None for image graphs)."""
+
+    @property
+    def fitted(self) -> Fitted | None:
+        """What operators learned before the network was built (a table's); None if nothing did."""
+        return self.prepared.fitted
+
+    @property
+    def stages(self) -> list[OpStage]:
+        """The operators that are image stages, in order (what the feature cache and the image bundle
+        sections read)."""
+        return [op for op in self.prepared.operators if isinstance(op, OpStage)]
+
+    @property
+    def table_steps(self) -> tuple[TableStep, ...]:
+        """The operators that are table steps, in order (the table bundle section's)."""
+        return tuple(op for op in self.prepared.operators if isinstance(op, TableStep))
 
 
 def compile_graph(
@@ -76,18 +89,16 @@ def compile_graph(
             [GraphError(code=exc.code, message=exc.message, node_id=structure.dataset_id, field=exc.field)]
         ) from exc
 
-    fitted: dict[str, dict[str, Any]] | None = None
-    steps: tuple[TableStep, ...] = ()
     train = task.split(targets, config.val_split, config.test_split, config.seed, source.test_indices).train
-    if isinstance(source, TableSource):
-        # Table operators learn from the training rows before the network is built: a One-hot's
-        # width is the number of categories it saw there.
-        steps = table_steps(analysis)
-        with _node_errors(structure.dataset_id):
-            fitted = fit_table_steps(source.features, steps, train)
-        analysis = _checked(raw, ctx, overrides, source.info, fitted)
+    input_type = dataset_node.kind.input_type
+    operators = _operators(analysis)
+    with _node_errors(structure.dataset_id):
+        prepared = input_type.prepare(source, operators, train)
+    if prepared.fitted is not None:
+        # Operators that learned from the training rows before the network is built (a One-hot's
+        # width is the number of categories it saw there): the shapes after them follow from that.
+        analysis = _checked(raw, ctx, overrides, source.info, prepared.fitted)
         structure = analysis.structure
-    stages = [] if isinstance(source, TableSource) else _build_stages(analysis)
     torch.manual_seed(config.seed)
     model = build_network(analysis)
     # A regressor's output is mapped back from the standardized target it learns (training rows only).
@@ -98,15 +109,14 @@ def compile_graph(
         graph=analysis.graph,
         analysis=analysis,
         source=source,
-        stages=stages,
+        input_type=input_type,
+        prepared=prepared,
         model=model,
         config=config,
         classes=list(analysis.dataset_info.classes),
         input_shape=analysis.shapes[network_input],
         task=task,
         targets=targets,
-        table_steps=steps,
-        fitted=fitted,
     )
 
 
@@ -123,19 +133,6 @@ def _checked(
     if analysis.errors:
         raise GraphInvalid(analysis.errors)
     return analysis
-
-
-def table_steps(analysis: Analysis) -> tuple[TableStep, ...]:
-    """The table operators of the pipeline, bound to their params."""
-    steps = []
-    for node_id in analysis.structure.pipeline:
-        info = analysis.structure.nodes[node_id]
-        kind, params = info.kind, info.params
-        assert isinstance(kind, TableOpNode) and params is not None
-        steps.append(
-            TableStep(node_id=node_id, fit=partial(kind.fit, params), apply=partial(kind.apply, params))
-        )
-    return tuple(steps)
 
 
 def compile_network(
@@ -167,26 +164,18 @@ def _apply_overrides(analysis: Analysis, overrides: dict[str, Any]) -> None:
     info.node = info.node.model_copy(update={"params": merged})
 
 
-def _build_stages(analysis: Analysis) -> list[OpStage]:
+def _operators(analysis: Analysis) -> list[Any]:
+    """The pipeline's operator nodes as the runtime objects their input type runs, in order."""
     structure = analysis.structure
-    stages = []
+    operators = []
     for node_id in structure.pipeline:
         info = structure.nodes[node_id]
         kind = info.kind
-        assert isinstance(kind, OpNode) and info.params is not None
+        assert isinstance(kind, OperatorNode) and info.params is not None
         in_shape = analysis.shapes[structure.inputs[node_id][0]]
         with _node_errors(node_id):
-            transform = kind.build(info.params, in_shape)
-        stages.append(
-            OpStage(
-                node_id=node_id,
-                transform=transform,
-                random=kind.random,
-                needs_float=kind.needs_float,
-                label=info.label,
-            )
-        )
-    return stages
+            operators.append(kind.operator(node_id, info.params, in_shape, info.label))
+    return operators
 
 
 def build_network(analysis: Analysis) -> GraphModule:

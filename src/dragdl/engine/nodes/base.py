@@ -12,9 +12,11 @@ from pydantic import BaseModel
 from torch import nn
 
 from dragdl.engine.data.base import DataContext, DatasetInfo, ImageSource
+from dragdl.engine.data.stages import OpStage
+from dragdl.engine.inputs.base import InputType
 from dragdl.engine.models.families import ScriptHelper
 from dragdl.engine.nodes.calls import Call
-from dragdl.engine.nodes.registry import NodeType, P, Port
+from dragdl.engine.nodes.registry import ANY_DATA, NodeType, P, Port
 from dragdl.engine.tasks.base import TaskKind
 
 Shape = tuple[int | None, ...]
@@ -39,8 +41,18 @@ class ShapeContext:
 
 
 class DatasetNode(NodeType[P]):
+    """A source of labelled samples of one input type, which names its output port's type."""
+
     category: ClassVar = "dataset"
-    outputs: ClassVar = (Port("out", ("images",), label="images"),)
+    input_type: ClassVar[InputType]
+    """The kind of data it produces (`engine/inputs/`): what validation, the run, bundles and
+    prediction ask about it, as a train node's task kind is for the target."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "input_type" in cls.__dict__:
+            name = cls.input_type.name
+            cls.outputs = (Port("out", (name,), label=name),)
 
     @abstractmethod
     def describe(self, params: P, ctx: DataContext) -> DatasetInfo:
@@ -55,10 +67,20 @@ class DatasetNode(NodeType[P]):
         raise NotImplementedError(f"{self.type} cannot be exported as code yet")
 
 
-class OpNode(NodeType[P]):
-    """A data operator: image -> image, built on torchvision.transforms.v2."""
+class OperatorNode(NodeType[P]):
+    """A data operator of any input type: the compiler asks each for the runtime object its input
+    type's pipeline runs (`operator`), and hands them to the input type in pipeline order."""
 
     category: ClassVar = "op"
+
+    @abstractmethod
+    def operator(self, node_id: str, params: P, in_shape: Shape, label: str) -> Any:
+        """The operator bound to its params, as its input type's pipeline takes it."""
+
+
+class OpNode(OperatorNode[P]):
+    """An image operator: image -> image, built on torchvision.transforms.v2."""
+
     inputs: ClassVar = (Port("in", ("images",), label="images"),)
     outputs: ClassVar = (Port("out", ("images",), label="images"),)
     needs_float: ClassVar[bool] = False
@@ -76,6 +98,15 @@ class OpNode(NodeType[P]):
     def build(self, params: P, shape: Shape) -> nn.Module:
         built: nn.Module = self.transform(params, shape).build()
         return built
+
+    def operator(self, node_id: str, params: P, in_shape: Shape, label: str) -> OpStage:
+        return OpStage(
+            node_id=node_id,
+            transform=self.build(params, in_shape),
+            random=self.random,
+            needs_float=self.needs_float,
+            label=label,
+        )
 
     def codegen(self, params: P, shape: Shape) -> str:
         """A Python expression constructing the same transform, e.g. `v2.Resize([32, 32])`."""
@@ -97,11 +128,11 @@ class OpNode(NodeType[P]):
 
 
 class LayerNode(NodeType[P]):
-    """A network layer: tensor -> tensor. The first layer receives the image batch (or the table's
-    (N, F) features)."""
+    """A network layer: tensor -> tensor. The first layer receives the dataset's batch, whatever its
+    input type (images, a table's (N, F) features, ...): its shape decides whether the layer fits."""
 
     category: ClassVar = "layer"
-    inputs: ClassVar = (Port("in", ("images", "table", "tensor"), label="input"),)
+    inputs: ClassVar = (Port("in", (ANY_DATA, "tensor"), label="input"),)
     outputs: ClassVar = (Port("out", ("tensor",), label="output"),)
 
     @abstractmethod

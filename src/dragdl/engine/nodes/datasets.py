@@ -7,7 +7,7 @@ on one machine keeps working on another with the same data dir layout.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
@@ -22,6 +22,8 @@ from dragdl.engine.data.online import (
     open_quickdraw,
     open_torchvision,
 )
+from dragdl.engine.inputs.base import InputType
+from dragdl.engine.inputs.images import IMAGES
 from dragdl.engine.nodes.base import DatasetNode
 from dragdl.engine.nodes.datasets_code import (
     bitmaps_code,
@@ -31,7 +33,7 @@ from dragdl.engine.nodes.datasets_code import (
     quickdraw_code,
     torchvision_code,
 )
-from dragdl.engine.nodes.registry import OptionalServerPath, ServerPath, register
+from dragdl.engine.nodes.registry import OptionalServerPath, P, ServerPath, register
 
 _COLOR_DESCRIPTION = (
     "Channels to decode to: 'grayscale' (1), 'rgb' (3), or 'auto' (grayscale when every image is "
@@ -40,6 +42,12 @@ _COLOR_DESCRIPTION = (
 _MAX_PER_CLASS_DESCRIPTION = (
     "Images taken from each class: the first N of each file, so runs are reproducible."
 )
+
+
+class ImageDatasetNode(DatasetNode[P]):
+    """A dataset of labelled images: its samples travel on the `images` port."""
+
+    input_type: ClassVar[InputType] = IMAGES
 
 
 def resolve_path(raw: str, ctx: DataContext) -> Path:
@@ -63,7 +71,7 @@ class BuiltinParams(BaseModel):
 
 
 @register
-class BuiltinDataset(DatasetNode[BuiltinParams]):
+class BuiltinDataset(ImageDatasetNode[BuiltinParams]):
     type = "dataset.builtin"
     title = "Built-in dataset"
     description = (
@@ -97,7 +105,7 @@ class FolderParams(BaseModel):
 
 
 @register
-class FolderDataset(DatasetNode[FolderParams]):
+class FolderDataset(ImageDatasetNode[FolderParams]):
     type = "dataset.folder"
     title = "Image folder"
     description = (
@@ -140,7 +148,7 @@ class CsvParams(BaseModel):
 
 
 @register
-class CsvDataset(DatasetNode[CsvParams]):
+class CsvDataset(ImageDatasetNode[CsvParams]):
     type = "dataset.csv"
     title = "Image list (CSV)"
     description = "A CSV of image paths and labels; the classes are the distinct labels, sorted."
@@ -188,7 +196,7 @@ class BitmapsParams(BaseModel):
 
 
 @register
-class BitmapsDataset(DatasetNode[BitmapsParams]):
+class BitmapsDataset(ImageDatasetNode[BitmapsParams]):
     type = "dataset.bitmaps"
     title = "Bitmap arrays (.npy)"
     description = "Square grayscale bitmaps stored as NumPy arrays, one file per class named after the class."
@@ -230,7 +238,7 @@ class TorchvisionParams(BaseModel):
 
 
 @register
-class TorchvisionDataset(DatasetNode[TorchvisionParams]):
+class TorchvisionDataset(ImageDatasetNode[TorchvisionParams]):
     type = "dataset.torchvision"
     title = "Public dataset"
     description = (
@@ -299,7 +307,7 @@ class QuickDrawParams(BaseModel):
 
 
 @register
-class QuickDrawDataset(DatasetNode[QuickDrawParams]):
+class QuickDrawDataset(ImageDatasetNode[QuickDrawParams]):
     type = "dataset.quickdraw"
     title = "Quick, Draw! sketches"
     description = (

@@ -18,10 +18,15 @@ from pydantic_core import CoreSchema
 
 from dragdl.engine.graph.errors import GraphError
 from dragdl.engine.graph.param_messages import param_error
+from dragdl.engine.inputs.registry import all_input_types
 
 Category = Literal["dataset", "op", "layer", "model", "train"]
-PortType = Literal["images", "table", "sequence", "points", "tensor", "logits"]
-"""images: (C, H, W) uint8; table: (F,) features; sequence and points: reserved for the next kinds."""
+PortType = str
+"""An input type's name (`images`, `table`, `sequence`: data as its dataset node outputs it, see
+`engine/inputs/`), `tensor` (a layer's output) or `logits` (a pretrained model's)."""
+ANY_DATA: PortType = "data"
+"""In an input port's types: every input type's port (the network's first layer takes whatever
+data reaches it, its shape checked by the layer), so a new input type needs no change to a layer."""
 CATEGORIES: tuple[Category, ...] = ("dataset", "op", "layer", "model", "train")
 
 
@@ -38,8 +43,24 @@ class Port:
     multiple: bool = False
     label: str = ""
 
+    @property
+    def accepted(self) -> tuple[PortType, ...]:
+        """The port types an input port takes, `ANY_DATA` spelled out as the registered input types."""
+        if ANY_DATA not in self.types:
+            return self.types
+        names = tuple(input_type.name for input_type in all_input_types())
+        return tuple(dict.fromkeys(name for t in self.types for name in (names if t == ANY_DATA else (t,))))
+
+    def accepts(self, produced: PortType) -> bool:
+        return produced in self.accepted
+
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "types": list(self.types), "multiple": self.multiple, "label": self.label}
+        return {
+            "name": self.name,
+            "types": list(self.accepted),
+            "multiple": self.multiple,
+            "label": self.label,
+        }
 
 
 @dataclass(frozen=True)

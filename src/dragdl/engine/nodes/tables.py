@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 from abc import abstractmethod
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo
-from dragdl.engine.data.table_pipeline import table_features
+from dragdl.engine.data.table_pipeline import TableStep, table_features
 from dragdl.engine.data.tables import (
     TABLE_SUFFIXES,
     Table,
@@ -31,8 +32,8 @@ from dragdl.engine.data.tables import (
 from dragdl.engine.graph.errors import NodeError
 from dragdl.engine.inputs.base import InputType
 from dragdl.engine.inputs.tables import TABLE
-from dragdl.engine.nodes.base import DatasetNode
-from dragdl.engine.nodes.registry import NodeType, OptionalServerPath, P, Port, register
+from dragdl.engine.nodes.base import DatasetNode, OperatorNode, Shape
+from dragdl.engine.nodes.registry import OptionalServerPath, P, Port, register
 from dragdl.engine.payloads import ColumnInfo
 
 _STRICT = ConfigDict(extra="forbid")
@@ -144,10 +145,9 @@ class TableDataset(DatasetNode[TableParams]):
 # --- the table operator contract ----------------------------------------------------------------
 
 
-class TableOpNode(NodeType[P]):
+class TableOpNode(OperatorNode[P]):
     """A table -> table operator. `fit` sees the training rows only; its state is JSON."""
 
-    category: ClassVar = "op"
     inputs: ClassVar = (Port("in", ("table",), label="table"),)
     outputs: ClassVar = (Port("out", ("table",), label="table"),)
 
@@ -161,6 +161,9 @@ class TableOpNode(NodeType[P]):
 
     @abstractmethod
     def apply(self, params: P, table: Table, state: dict[str, Any]) -> Table: ...
+
+    def operator(self, node_id: str, params: P, in_shape: Shape, label: str) -> TableStep:
+        return TableStep(node_id=node_id, fit=partial(self.fit, params), apply=partial(self.apply, params))
 
     def source(self, params: P, state: dict[str, Any], name: str) -> str:
         """The input column an output column is computed from (by default the column of that name)."""

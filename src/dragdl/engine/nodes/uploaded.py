@@ -16,7 +16,7 @@ from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, Imag
 from dragdl.engine.data.bitmaps import DEFAULT_MAX_PER_CLASS, describe_bitmaps, open_bitmaps
 from dragdl.engine.data.files import describe_csv, describe_folder, open_csv, open_folder
 from dragdl.engine.graph.spec import Graph
-from dragdl.engine.nodes.base import DatasetNode
+from dragdl.engine.nodes.datasets import ImageDatasetNode
 from dragdl.engine.nodes.datasets_code import bitmaps_code, csv_code, folder_code
 from dragdl.engine.nodes.registry import register
 from dragdl.engine.nodes.tables import TABLE_KIND
@@ -70,7 +70,7 @@ def csv_file(path: Path) -> Path:
 
 
 @register
-class UploadedDatasetNode(DatasetNode[UploadedParams]):
+class UploadedDatasetNode(ImageDatasetNode[UploadedParams]):
     type = "dataset.uploaded"
     title = "Uploaded dataset"
     description = (

@@ -18,12 +18,11 @@ import torch
 from dragdl.engine.bundle.writer import write_bundle
 from dragdl.engine.compile.plan import Plan
 from dragdl.engine.data.base import DataContext
-from dragdl.engine.data.pipeline import Pipeline, build_pipeline
+from dragdl.engine.data.pipeline import Pipeline
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.stages import NonFiniteError
-from dragdl.engine.data.table_pipeline import build_table_pipeline
-from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.inputs.base import BatchSettings
 from dragdl.engine.run.feature_cache import feature_pipeline, frozen_backbone
 from dragdl.engine.train.callbacks import Callback
 from dragdl.engine.train.checkpoint import CheckpointStore
@@ -42,33 +41,15 @@ def split(plan: Plan) -> Splits:
 
 
 def prepare(plan: Plan) -> Pipeline:
-    """Split the dataset and set up batching for the plan's train config.
-
-    The one place where tables and images part: a table's operators were fitted when the plan was
-    compiled, and its rows become one (N, F) tensor; images go through the operator stages.
-    """
+    """Split the dataset and set up batching for the plan's train config, as its input type does."""
     config = plan.config
-    if isinstance(plan.source, TableSource):
-        assert plan.fitted is not None
-        return build_table_pipeline(
-            plan.source,
-            split(plan),
-            plan.table_steps,
-            plan.fitted,
-            plan.targets,
-            config.batch_size,
-            config.seed,
-            resolve_device(config.device),
-        )
-    return build_pipeline(
-        plan.source,
-        split(plan),
-        plan.stages,
-        config.batch_size,
-        config.seed,
-        resolve_device(config.device),
+    settings = BatchSettings(
+        batch_size=config.batch_size,
+        seed=config.seed,
+        device=resolve_device(config.device),
         targets=plan.targets,
     )
+    return plan.input_type.pipeline(plan.source, split(plan), plan.prepared, settings)
 
 
 def trained_graph(plan: Plan) -> Graph:

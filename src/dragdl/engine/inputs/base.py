@@ -1,0 +1,123 @@
+"""The input-type contract: what a kind of data (images, tables, sequences) owns from upload to answer.
+
+An input type is to the data what a task kind (`engine/tasks/`) is to the target. Its dataset nodes
+name it (`DatasetNode.input_type`, as a train node names its kind), its name is the type of the
+port its data travels on, and every layer that depends on the kind of data asks it instead of
+testing for one: validation (the edge label), the compiler (operators fitted before the network),
+the run (batches), bundles (the input section of model.json, decoding a prediction request),
+exports (input name, dynamic axes, a check batch) and the server (upload detection, previews).
+
+Adding an input type is one module here, registered in `registry.py`, plus its dataset node
+(docs/architecture.md, "Adding an input type").
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from dragdl.engine.data.base import DatasetInfo, ImageSource
+from dragdl.engine.data.batch import Collate, stack
+from dragdl.engine.data.pipeline import Pipeline
+from dragdl.engine.data.splits import Splits
+
+Shape = tuple[int | None, ...]
+"""A per-sample shape: (C, H, W) images, (F,) features, (T, F) sequences. None = unknown."""
+
+Fitted = dict[str, dict[str, Any]]
+"""What operators learned on the training split, by node id (JSON: it goes into model.json)."""
+
+
+def format_shape(shape: Shape) -> str:
+    return "x".join("?" if dim is None else str(dim) for dim in shape)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A graph's data operators as its input type runs them, after `InputType.prepare`.
+
+    `operators` are the runtime objects the operator nodes built (`OpStage` for image operators,
+    `TableStep` for table operators, ...), in pipeline order; each input type knows its own.
+    `fitted` is what operators learned while preparing (before the network is built: a one-hot's
+    width is the number of categories it saw); None when nothing was fitted then.
+    """
+
+    operators: tuple[Any, ...] = ()
+    fitted: Fitted | None = None
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How the run batches its data: the train node's settings that reach the pipeline."""
+
+    batch_size: int
+    seed: int
+    device: torch.device
+    targets: np.ndarray = field(repr=False)
+    """The task kind's training target per sample."""
+
+
+class InputType(ABC):
+    name: ClassVar[str]
+    """The port type its data travels on and its stored name: "images", "table", "sequence"."""
+    title: ClassVar[str]
+    """How people call it: "Images", "Table", "Sequences"."""
+    export_input_name: ClassVar[str]
+    """The input's name in exported graphs (ONNX, TorchScript)."""
+
+    # -- ports and shapes ------------------------------------------------------------------------
+
+    def edge_label(self, shape: Shape) -> str:
+        """How the canvas prints a sample of this type on an edge: 1x28x28, 13 features, 28 x 28 seq."""
+        return format_shape(shape)
+
+    @abstractmethod
+    def sample_shape(self, info: DatasetInfo) -> Shape:
+        """One sample's shape as the dataset node outputs it: (C, H, W), (F,), (T, F)."""
+
+    def summary(self, info: DatasetInfo) -> dict[str, Any]:
+        """What validation results say of the dataset beside its classes and count
+        (payloads.DatasetSummary's other fields)."""
+        size = None if info.size is None else f"{info.size[0]}x{info.size[1]}"
+        return {"channels": info.channels, "size": size}
+
+    # -- training --------------------------------------------------------------------------------
+
+    def prepare(self, source: ImageSource, operators: Sequence[Any], train_rows: np.ndarray) -> Prepared:
+        """Operators ready for the pipeline; an input type whose operators must learn on the training
+        rows before the network can be built (their output width depends on it) fits them here."""
+        return Prepared(tuple(operators))
+
+    @abstractmethod
+    def pipeline(
+        self, source: ImageSource, splits: Splits, prepared: Prepared, settings: BatchSettings
+    ) -> Pipeline:
+        """Batches of every split: what `run` trains and evaluates on."""
+
+    def collate(self) -> Collate:
+        """How per-sample dicts become a batch (default: each key stacked)."""
+        return stack
+
+    # -- exports ---------------------------------------------------------------------------------
+
+    def dynamic_axes(self, network_input: Sequence[int | None]) -> dict[int, str]:
+        """The exported input's axes that may vary: the batch, and any per-sample axis of unknown size."""
+        return {0: "batch"}
+
+    def check_batch(self, network_input: Sequence[int | None], n: int, generator: torch.Generator) -> Tensor:
+        """`n` plausible network inputs for comparing an export with PyTorch (standard normal values)."""
+        dims = [64 if dim is None else dim for dim in network_input]
+        return torch.randn((n, *dims), generator=generator)
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    def model_fields(self, manifest: Mapping[str, Any]) -> dict[str, Any]:
+        """What a model row keeps of a bundle of this type, beside its task (listing models reads no
+        bundle): e.g. a table model's input columns and target."""
+        return {}
