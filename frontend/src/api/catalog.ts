@@ -1,9 +1,15 @@
-// The node catalog: every node type with its ports and its params' JSON Schema.
+// The catalog: every node type with its ports and its params' JSON Schema, and every task kind
+// with its metrics, headline metric and answer schema.
 import { api, call } from './client';
-import type { CatalogEntry } from './types';
+import type { CatalogEntry, TaskKindEntry } from './types';
 
-/** The node catalog with its titles, help and choice labels in `lang`. */
-export async function fetchCatalog(lang: 'en' | 'zh'): Promise<CatalogEntry[]> {
+export interface CatalogPayload {
+  nodes: CatalogEntry[];
+  task_kinds: TaskKindEntry[];
+}
+
+/** The catalog with its titles, help, choice and metric labels in `lang`. */
+export async function fetchCatalog(lang: 'en' | 'zh'): Promise<CatalogPayload> {
   const data = await call(() => api.GET('/api/catalog', { params: { query: { lang } } }));
-  return data as unknown as CatalogEntry[];
+  return data as unknown as CatalogPayload;
 }

@@ -30,9 +30,11 @@ export interface paths {
         };
         /**
          * Get Catalog
-         * @description Every node type with its ports and the JSON Schema of its params (drives palette and forms).
+         * @description Every node type with its ports and the JSON Schema of its params (drives palette and forms),
+         *     and every task kind with its metrics, headline metric and answer schema (drives the monitor's
+         *     charts and KPIs, the task list and the prediction views).
          *
-         *     `lang` picks the language of titles, descriptions, port and choice labels (`x-enum-labels`).
+         *     `lang` picks the language of titles, descriptions, port, choice and metric labels.
          *     Download switches come locked off: the server validates and trains with downloads disallowed
          *     (services/data_context.py), so a switch left on would promise what it does not do.
          */
@@ -887,7 +889,8 @@ export interface paths {
         };
         /**
          * Get Sweep
-         * @description The sweep, its trials (params, objective per epoch, state, times) and the params' importance.
+         * @description The sweep, its trials (params, objective per epoch, state, times) and the params' importance
+         *     (computed in the background once per complete trial: it may lag the trials by one poll).
          */
         get: operations["getSweep"];
         put?: never;
@@ -1063,6 +1066,16 @@ export interface components {
              * @enum {string}
              */
             invert: "auto" | "yes" | "no";
+        };
+        /**
+         * Catalog
+         * @description What the canvas, the monitor and the prediction views build on (GET /api/catalog).
+         */
+        Catalog: {
+            /** Nodes */
+            nodes: components["schemas"]["CatalogEntry"][];
+            /** Task Kinds */
+            task_kinds: components["schemas"]["TaskKindEntry"][];
         };
         /**
          * CatalogEntry
@@ -1312,6 +1325,12 @@ export interface components {
         /** DatasetSummary */
         DatasetSummary: {
             /**
+             * Input Type
+             * @description The dataset's input type (images, table, sequence): its port type.
+             * @default images
+             */
+            input_type: string;
+            /**
              * Classes
              * @description The class names; empty for a table's numeric target.
              */
@@ -1517,10 +1536,19 @@ export interface components {
         };
         /** Health */
         Health: {
-            /** Status */
+            /**
+             * Status
+             * @description ok, or 'database unavailable' (with HTTP 503).
+             */
             status: string;
             /** Version */
             version: string;
+            /**
+             * Database
+             * @description ok or unavailable.
+             * @default ok
+             */
+            database: string;
         };
         /** ImagePredictionPublic */
         ImagePredictionPublic: {
@@ -1589,6 +1617,39 @@ export interface components {
             max_cpus_per_task: number;
             /** Max Gpus Per Task */
             max_gpus_per_task: number;
+            /**
+             * Max Workers Per Task
+             * @description Workers one distributed run may have.
+             */
+            max_workers_per_task: number;
+        };
+        /**
+         * MetricDescriptor
+         * @description How one metric of a task kind is shown and judged (the engine's `MetricSpec`).
+         */
+        MetricDescriptor: {
+            /**
+             * Key
+             * @description The metric's name without the val_/test_ prefix (accuracy, r2).
+             */
+            key: string;
+            /** Label */
+            label: string;
+            /**
+             * Format
+             * @description percent: a share in 0..1, shown as a %.
+             * @enum {string}
+             */
+            format: "percent" | "number";
+            /** Unit */
+            unit?: string | null;
+            /** Higher Is Better */
+            higher_is_better: boolean;
+            /**
+             * Charted
+             * @description Drawn as an epoch curve and offered as a sweep objective.
+             */
+            charted: boolean;
         };
         /** MetricPoint */
         MetricPoint: {
@@ -1631,9 +1692,8 @@ export interface components {
              * Task
              * @description What the model predicts: classes, or one number (regression).
              * @default classification
-             * @enum {string}
              */
-            task: "classification" | "regression";
+            task: string;
             /**
              * Classes
              * @description The class names, in output order; empty for regression.
@@ -1783,11 +1843,8 @@ export interface components {
         RowPredictionsPublic: {
             /** Model Id */
             model_id: string;
-            /**
-             * Task
-             * @enum {string}
-             */
-            task: "classification" | "regression";
+            /** Task */
+            task: string;
             /**
              * Target
              * @description The column the model predicts.
@@ -2234,6 +2291,41 @@ export interface components {
              */
             node_id?: string | null;
         };
+        /**
+         * TaskKindEntry
+         * @description A task kind as clients present it: its metrics, its headline figure and one answer's schema.
+         */
+        TaskKindEntry: {
+            /**
+             * Name
+             * @description What train nodes, reports and models name it (TaskKind.name).
+             */
+            name: string;
+            /** Title */
+            title: string;
+            /**
+             * Metrics
+             * @description Every epoch and test metric besides the loss.
+             */
+            metrics: components["schemas"]["MetricDescriptor"][];
+            /**
+             * Headline
+             * @description The key of the metric that sums up a run.
+             */
+            headline: string;
+            /**
+             * Ranks Classes
+             * @description Whether an answer ranks the model's classes (top-k).
+             */
+            ranks_classes: boolean;
+            /**
+             * Answer Schema
+             * @description JSON Schema of one prediction answer.
+             */
+            answer_schema: {
+                [key: string]: unknown;
+            };
+        };
         /** TaskLog */
         TaskLog: {
             /** Text */
@@ -2488,6 +2580,11 @@ export interface components {
              */
             max_gpus_per_task: number | null;
             /**
+             * Max Workers Per Task
+             * @description Workers one distributed run may have; null = the server default.
+             */
+            max_workers_per_task?: number | null;
+            /**
              * Created At
              * Format: date-time
              */
@@ -2512,6 +2609,8 @@ export interface components {
             max_cpus_per_task?: number | null;
             /** Max Gpus Per Task */
             max_gpus_per_task?: number | null;
+            /** Max Workers Per Task */
+            max_workers_per_task?: number | null;
         };
         /** UsersPublic */
         UsersPublic: {
@@ -2592,6 +2691,15 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description The database does not answer. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
         };
     };
     getCatalog: {
@@ -2611,7 +2719,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CatalogEntry"][];
+                    "application/json": components["schemas"]["Catalog"];
                 };
             };
             /** @description Validation Error */

@@ -62,8 +62,28 @@ export interface CatalogEntry {
   outputs: PortSpec[];
   random: boolean;
   params_schema: JsonSchema;
-  /** Train nodes only: the task kind the node trains ("classification", "regression"). */
+  /** Train nodes only: the name of the task kind the node trains (one of the catalog's task_kinds). */
   task?: string | null;
+}
+
+/** One metric of a task kind as the catalog describes it (the engine's MetricSpec). */
+export interface MetricDescriptor {
+  key: string;
+  label: string;
+  format: 'percent' | 'number';
+  unit?: string | null;
+  higher_is_better: boolean;
+  charted: boolean;
+}
+
+/** A task kind's presentation (GET /api/catalog's task_kinds). */
+export interface TaskKindEntry {
+  name: string;
+  title: string;
+  metrics: MetricDescriptor[];
+  headline: string;
+  ranks_classes: boolean;
+  answer_schema: JsonObject;
 }
 
 export interface GraphNodeSpec {

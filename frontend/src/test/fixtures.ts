@@ -1,5 +1,5 @@
 // A small catalog with the shapes of the real one (GET /api/catalog), for the unit tests.
-import type { CatalogEntry, PortSpec } from '../api/types';
+import type { CatalogEntry, PortSpec, TaskKindEntry } from '../api/types';
 import { indexCatalog } from '../features/catalog/catalogIndex';
 
 const port = (name: string, types: string[], multiple = false): PortSpec => ({ name, types, multiple, label: name });
@@ -111,4 +111,38 @@ export const ENTRIES: CatalogEntry[] = [
   },
 ];
 
-export const CATALOG = indexCatalog(ENTRIES);
+/** The task kinds as GET /api/catalog sends them (engine/tasks/: MetricSpec, headline). */
+export const TASK_KINDS: TaskKindEntry[] = [
+  {
+    name: 'classification',
+    title: 'Classification',
+    metrics: [
+      { key: 'accuracy', label: 'Accuracy', format: 'percent', unit: null, higher_is_better: true, charted: true },
+      {
+        key: 'top5_accuracy',
+        label: 'Top-5 accuracy',
+        format: 'percent',
+        unit: null,
+        higher_is_better: true,
+        charted: false,
+      },
+    ],
+    headline: 'accuracy',
+    ranks_classes: true,
+    answer_schema: { type: 'object', required: ['label', 'index', 'probability', 'top_k', 'probabilities'] },
+  },
+  {
+    name: 'regression',
+    title: 'Regression',
+    metrics: [
+      { key: 'mae', label: 'MAE', format: 'number', unit: null, higher_is_better: false, charted: true },
+      { key: 'rmse', label: 'RMSE', format: 'number', unit: null, higher_is_better: false, charted: true },
+      { key: 'r2', label: 'R²', format: 'number', unit: null, higher_is_better: true, charted: true },
+    ],
+    headline: 'r2',
+    ranks_classes: false,
+    answer_schema: { type: 'object', required: ['value'] },
+  },
+];
+
+export const CATALOG = indexCatalog(ENTRIES, TASK_KINDS);

@@ -36,9 +36,9 @@ export function CatalogProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     let cancelled = false;
     fetchCatalog(lang)
-      .then((entries) => {
+      .then((payload) => {
         if (cancelled) return;
-        setIndex(indexCatalog(entries));
+        setIndex(indexCatalog(payload.nodes, payload.task_kinds));
         setStatus('ready');
         setFailure(null);
       })

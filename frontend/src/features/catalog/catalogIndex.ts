@@ -1,14 +1,22 @@
 // Lookups over the node catalog (GET /api/catalog): the palette, the node components,
 // the connection rules and the forms all read it (ARCHITECTURE.md section 1).
-import { CATEGORIES, type CatalogEntry, type Category, type PortSpec } from '../../api/types';
+import { CATEGORIES, type CatalogEntry, type Category, type PortSpec, type TaskKindEntry } from '../../api/types';
 
 export interface CatalogIndex {
   entries: readonly CatalogEntry[];
   byType: ReadonlyMap<string, CatalogEntry>;
+  /** The task kinds in the server's order (the first is what older records, naming none, are). */
+  kinds: readonly TaskKindEntry[];
+  kindByName: ReadonlyMap<string, TaskKindEntry>;
 }
 
-export function indexCatalog(entries: readonly CatalogEntry[]): CatalogIndex {
-  return { entries, byType: new Map(entries.map((entry) => [entry.type, entry])) };
+export function indexCatalog(entries: readonly CatalogEntry[], kinds: readonly TaskKindEntry[] = []): CatalogIndex {
+  return {
+    entries,
+    byType: new Map(entries.map((entry) => [entry.type, entry])),
+    kinds,
+    kindByName: new Map(kinds.map((kind) => [kind.name, kind])),
+  };
 }
 
 export const EMPTY_CATALOG: CatalogIndex = indexCatalog([]);

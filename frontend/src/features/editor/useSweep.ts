@@ -10,7 +10,7 @@ import { pathFor } from '../../app/routes';
 import { errorText } from '../../i18n/errorText';
 import { useNotify } from '../../ui/toast';
 import type { CatalogIndex } from '../catalog/catalogIndex';
-import { graphKind, KIND_METRICS } from '../catalog/taskKind';
+import { chartedMetrics, graphKind } from '../catalog/taskKind';
 import { createSweep } from '../sweeps/api';
 import type { SweepOptions } from './dialogs/SweepDialog';
 import { graphProblemsOf } from './logic/train';
@@ -20,7 +20,7 @@ import type { ServerGraph } from './useServerGraph';
 export function sweepObjectives(graph: GraphSpec, catalog: CatalogIndex): string[] {
   const kind = graphKind(graph, catalog);
   if (!kind) return [];
-  return [...KIND_METRICS[kind].map((metric) => `val_${metric.key}`), 'val_loss'];
+  return [...chartedMetrics(catalog, kind).map((metric) => `val_${metric.key}`), 'val_loss'];
 }
 
 export function useSweep(graph: GraphSpec, server: ServerGraph, onClose: () => void) {

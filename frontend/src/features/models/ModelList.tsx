@@ -1,4 +1,4 @@
-import { useCallback, useState } from 'react';
+import { createElement, useCallback, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from '../../app/router';
 import { pathFor } from '../../app/routes';
@@ -8,11 +8,16 @@ import { formatDate } from '../tasks/TaskCenter';
 import { usePolling } from '../tasks/usePolling';
 import { ConfirmDialog, PageState } from '../tasks/widgets';
 import { deleteModel, listModels, type ModelPublic } from './api';
+import { answerSummary } from './answerViews';
 import { DownloadButtons } from './DownloadButtons';
 import './models.css';
 
+/** What the model answers, as its kind's view shows it (answerViews.ts). */
+function AnswerSummary({ model }: { model: ModelPublic }) {
+  return createElement(answerSummary(model.task), { model });
+}
+
 const REFRESH_MS = 15000;
-const SHOWN_CLASSES = 6;
 
 export default function ModelList() {
   const { t, i18n } = useTranslation();
@@ -92,21 +97,7 @@ export default function ModelList() {
                     {formatScore(testScore(model.metrics.test as Record<string, number> | undefined))}
                   </td>
                   <td>
-                    {model.task === 'regression' ? (
-                      <span className="muted" data-target={model.target ?? ''}>
-                        {t('models.predictsValue', { target: model.target ?? t('models.value') })}
-                      </span>
-                    ) : (
-                      <span className="class-chips" title={model.classes.join(', ')}>
-                        <span className="class-count">{model.classes.length}</span>
-                        {model.classes.slice(0, SHOWN_CLASSES).map((name) => (
-                          <span key={name} className="chip">
-                            {name}
-                          </span>
-                        ))}
-                        {model.classes.length > SHOWN_CLASSES && <span className="muted">…</span>}
-                      </span>
-                    )}
+                    <AnswerSummary model={model} />
                   </td>
                   <td className="col-date">{formatDate(model.created_at, i18n.language)}</td>
                   <td>

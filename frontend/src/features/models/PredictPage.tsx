@@ -17,6 +17,8 @@ import { TablePredict } from './TablePredict';
 import { formatValue } from './tableForm';
 import { useBrowserModel } from './useBrowserModel';
 import { errorText } from '../../i18n/errorText';
+import { useCatalog } from '../catalog/CatalogProvider';
+import { ranksClasses } from '../catalog/taskKind';
 import './models.css';
 
 const MAX_IMAGES = 64;
@@ -27,6 +29,7 @@ const invertFlag = (choice: InvertChoice): boolean | null => (choice === 'auto' 
 export default function PredictPage({ modelId }: { modelId: string }) {
   const { t, i18n } = useTranslation();
   const notify = useNotify();
+  const { index: catalog } = useCatalog();
   const fetchModel = useCallback(() => getModel(modelId), [modelId]);
   const model = usePolling(fetchModel, null, modelId);
   const [manifest, setManifest] = useState<Manifest | null>(null);
@@ -148,7 +151,8 @@ export default function PredictPage({ modelId }: { modelId: string }) {
   }
 
   const info = model.data;
-  const regression = info.task === 'regression';
+  // A kind whose answers rank no classes (a regressor's number) has no top-k nor browser model.
+  const regression = !ranksClasses(catalog, info.task);
   const size = (manifest?.preprocessing.size ?? (info.input_spec.size as number[] | null) ?? [28, 28]) as number[];
   const channels = manifest?.preprocessing.channels ?? (info.input_spec.channels as number | undefined) ?? 1;
   const score = testScore(info.metrics.test as Record<string, number> | undefined);

@@ -4,6 +4,8 @@ import { useId, useMemo, useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { DropZone } from '../../ui/DropZone';
 import { errorText } from '../../i18n/errorText';
+import { useCatalog } from '../catalog/CatalogProvider';
+import { ranksClasses } from '../catalog/taskKind';
 import { formatPercent } from '../tasks/format';
 import { predictCsv, predictRows, saveBlob, type ColumnPublic, type ModelPublic, type RowPrediction } from './api';
 import {
@@ -333,7 +335,8 @@ function CsvBatch({ model, regression }: { model: ModelPublic; regression: boole
 /** The prediction page's body for a table model. */
 export function TablePredict({ model }: { model: ModelPublic }) {
   const columns = model.input_columns ?? [];
-  const regression = model.task === 'regression';
+  const { index: catalog } = useCatalog();
+  const regression = !ranksClasses(catalog, model.task);
   return (
     <div className="table-predict" data-task-kind={model.task}>
       <RowForm model={model} columns={columns} />

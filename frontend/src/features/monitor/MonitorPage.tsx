@@ -15,7 +15,7 @@ import { ConfigPanel, GraphPanel } from './GraphPanel';
 import { LogPanel } from './LogPanel';
 import { ResultsPanel } from './ResultsPanel';
 import { useCatalog } from '../catalog/CatalogProvider';
-import { graphKind, HEADLINE_METRIC, KIND_METRICS, kindFromMetrics, resolveKind } from '../catalog/taskKind';
+import { chartedMetrics, graphKind, headlineMetric, kindFromMetrics, resolveKind } from '../catalog/taskKind';
 import {
   bestEpochValue,
   buildSeries,
@@ -139,9 +139,9 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
   // server), the metrics the run reports say it.
   const { index: catalog } = useCatalog();
   const graph = task?.graph;
-  const reported = useMemo(() => kindFromMetrics(metricKeys(state)), [state]);
-  const kind = resolveKind(graph ? graphKind(graph, catalog) : null, reported);
-  const metrics = KIND_METRICS[kind];
+  const reported = useMemo(() => kindFromMetrics(metricKeys(state), catalog), [state, catalog]);
+  const kind = resolveKind(catalog, graph ? graphKind(graph, catalog) : null, reported);
+  const metrics = useMemo(() => chartedMetrics(catalog, kind), [catalog, kind]);
   const curves = useMemo(
     () => Object.fromEntries(metrics.map((metric) => [metric.key, metricCurves(state, metric.key)])),
     [state, metrics],
@@ -169,7 +169,7 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
   const epochs = state.epochs ?? (typeof task.config.epochs === 'number' ? task.config.epochs : null);
   const position = currentStep(state);
   const epochNow = Math.max(position?.epoch ?? 0, task.epoch);
-  const headline = HEADLINE_METRIC[kind];
+  const headline = headlineMetric(catalog, kind);
   const formatHeadline = (value: number | null | undefined) =>
     headline.percent ? formatPercent(value) : formatNumber(value);
   // The runner's best_metrics keeps the highest value of every score: right for accuracy and R²,

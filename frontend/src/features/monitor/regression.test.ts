@@ -1,7 +1,9 @@
 // The regression side of the monitor: which kind a run is, which metrics it charts, and the
 // scatter and residual charts of its report.
 import { describe, expect, it } from 'vitest';
-import { HEADLINE_METRIC, KIND_METRICS, asKind, kindFromMetrics, resolveKind } from '../catalog/taskKind';
+import { asKind, chartedMetrics, headlineMetric, kindFromMetrics, kindMetrics, resolveKind } from '../catalog/taskKind';
+import { EMPTY_CATALOG } from '../catalog/catalogIndex';
+import { CATALOG } from '../../test/fixtures';
 import { binFormatter, histogramBins, residualOption, scatterOption, scatterPoints } from './chartOptions';
 import { INITIAL_STATE, bestEpochValue, metricCurves, metricKeys, reduceEvents, type TaskEvent } from './series';
 
@@ -43,30 +45,35 @@ const regressionRun = reduceEvents(INITIAL_STATE, [
 
 describe('task kinds', () => {
   it('knows a kind by name only when it is one', () => {
-    expect(asKind('regression')).toBe('regression');
-    expect(asKind('classification')).toBe('classification');
-    expect(asKind('segmentation')).toBeNull();
-    expect(asKind(undefined)).toBeNull();
+    expect(asKind('regression', CATALOG)).toBe('regression');
+    expect(asKind('classification', CATALOG)).toBe('classification');
+    expect(asKind('segmentation', CATALOG)).toBeNull();
+    expect(asKind(undefined, CATALOG)).toBeNull();
+    expect(asKind('regression', EMPTY_CATALOG)).toBeNull();
   });
 
   it("tells a run's kind from the metrics it reports", () => {
-    expect(kindFromMetrics(metricKeys(regressionRun))).toBe('regression');
-    expect(kindFromMetrics(['loss', 'accuracy', 'val_accuracy'])).toBe('classification');
-    expect(kindFromMetrics(['loss', 'lr', 'samples_per_s'])).toBeNull();
-    expect(kindFromMetrics([])).toBeNull();
+    expect(kindFromMetrics(metricKeys(regressionRun), CATALOG)).toBe('regression');
+    expect(kindFromMetrics(['loss', 'accuracy', 'val_accuracy'], CATALOG)).toBe('classification');
+    expect(kindFromMetrics(['loss', 'lr', 'samples_per_s'], CATALOG)).toBeNull();
+    expect(kindFromMetrics([], CATALOG)).toBeNull();
   });
 
-  it('takes the first kind a source knows, classification when none does', () => {
-    expect(resolveKind(null, 'regression')).toBe('regression');
-    expect(resolveKind('classification', 'regression')).toBe('classification');
-    expect(resolveKind(undefined, null)).toBe('classification');
+  it("takes the first kind a source knows, else the catalog's first (older records name none)", () => {
+    expect(resolveKind(CATALOG, null, 'regression')).toBe('regression');
+    expect(resolveKind(CATALOG, 'classification', 'regression')).toBe('classification');
+    expect(resolveKind(CATALOG, undefined, null)).toBe('classification');
+    expect(resolveKind(EMPTY_CATALOG, undefined, null)).toBeNull();
   });
 
   it('charts MAE, RMSE and R² for regression instead of accuracy', () => {
-    expect(KIND_METRICS.regression.map((m) => m.key)).toEqual(['mae', 'rmse', 'r2']);
-    expect(KIND_METRICS.regression.some((m) => m.percent)).toBe(false);
-    expect(KIND_METRICS.classification.map((m) => m.key)).toEqual(['accuracy']);
-    expect(HEADLINE_METRIC.regression).toMatchObject({ key: 'r2', higherIsBetter: true });
+    expect(chartedMetrics(CATALOG, 'regression').map((m) => m.key)).toEqual(['mae', 'rmse', 'r2']);
+    expect(chartedMetrics(CATALOG, 'regression').some((m) => m.percent)).toBe(false);
+    expect(chartedMetrics(CATALOG, 'classification').map((m) => m.key)).toEqual(['accuracy']);
+    expect(kindMetrics(CATALOG, 'classification').map((m) => m.key)).toEqual(['accuracy', 'top5_accuracy']);
+    expect(headlineMetric(CATALOG, 'regression')).toMatchObject({ key: 'r2', label: 'R²', higherIsBetter: true });
+    expect(headlineMetric(CATALOG, 'classification')).toMatchObject({ key: 'accuracy', percent: true });
+    expect(headlineMetric(EMPTY_CATALOG, 'regression').key).toBe('loss');
   });
 });
 

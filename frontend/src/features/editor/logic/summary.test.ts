@@ -72,7 +72,7 @@ describe('tableFacts', () => {
     });
   });
 
-  it('counts classes for a classifier only: a regression target is a number per row', () => {
+  it('counts the classes the server lists: none for a kind that answers no classes', () => {
     const table: DatasetSummary = {
       classes: ['25', '31', '52'],
       count: 3,
@@ -81,7 +81,7 @@ describe('tableFacts', () => {
       target: 'progression',
       columns: [{ name: 'age', kind: 'number', missing: 0, categories: [] }],
     };
-    expect(tableFacts(table, 'classification')?.classes).toBe(3);
-    expect(tableFacts(table, 'regression')?.classes).toBe(0);
+    expect(tableFacts(table)?.classes).toBe(3);
+    expect(tableFacts({ ...table, classes: [] })?.classes).toBe(0);
   });
 });

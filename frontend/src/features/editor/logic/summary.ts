@@ -93,11 +93,8 @@ export interface TableFacts {
   classes: number;
 }
 
-/**
- * `task` is the graph's task kind (validation's `task`): a regression target is a number per row,
- * whatever distinct values the dataset's summary lists as its classes.
- */
-export function tableFacts(dataset: DatasetSummary, task?: string | null): TableFacts | null {
+/** A table's facts as validation read them; null for another input type. */
+export function tableFacts(dataset: DatasetSummary): TableFacts | null {
   if (!Array.isArray(dataset.columns)) return null;
   const columns = dataset.columns;
   return {
@@ -107,6 +104,8 @@ export function tableFacts(dataset: DatasetSummary, task?: string | null): Table
     categories: columns.filter((column) => column.kind === 'category').length,
     withMissing: columns.filter((column) => column.missing > 0).length,
     target: dataset.target ?? null,
-    classes: task === 'regression' ? 0 : dataset.classes.length,
+    // The server lists no classes for a kind whose answers are no classes (a regressor's distinct
+    // target values): the count is the kind's own.
+    classes: dataset.classes.length,
   };
 }

@@ -4,6 +4,7 @@ import { epochsOf, epochsRange, firstFailingNode, graphProblemsOf, mergeErrors, 
 import { indexCatalog } from '../../catalog/catalogIndex';
 import { graphKind, trainNodeOf } from '../../catalog/taskKind';
 import type { CatalogEntry } from '../../../api/types';
+import { TASK_KINDS } from '../../../test/fixtures';
 
 const graph = (epochs?: number): GraphSpec => ({
   version: 1,
@@ -29,11 +30,14 @@ const entry = (type: string, category: CatalogEntry['category'], task?: string):
   params_schema: {},
   ...(task ? { task } : {}),
 });
-const catalog = indexCatalog([
-  entry('dataset.builtin', 'dataset'),
-  entry('layer.Linear', 'layer'),
-  entry('train.Classifier', 'train', 'classification'),
-]);
+const catalog = indexCatalog(
+  [
+    entry('dataset.builtin', 'dataset'),
+    entry('layer.Linear', 'layer'),
+    entry('train.Classifier', 'train', 'classification'),
+  ],
+  TASK_KINDS,
+);
 const schema: JsonSchema = { properties: { epochs: { type: 'integer', default: 10, minimum: 1, maximum: 1000 } } };
 const problem = (node_id: string | null, message = 'bad'): GraphError => ({
   code: 'shape_error',
@@ -57,7 +61,10 @@ describe('train from the editor', () => {
   it('finds the train node by its catalog category, not by its type name', () => {
     // A train node type outside the "train." names is still the train node; a "train." name the
     // catalog does not list in that category is not.
-    const odd = indexCatalog([entry('dataset.builtin', 'dataset'), entry('fit.Table', 'train', 'regression')]);
+    const odd = indexCatalog(
+      [entry('dataset.builtin', 'dataset'), entry('fit.Table', 'train', 'regression')],
+      TASK_KINDS,
+    );
     const g: GraphSpec = {
       version: 1,
       name: 'g',

@@ -168,9 +168,9 @@ function NodeProperties({
 }
 
 /** What validation read from the dataset: images and classes, or a table's rows and columns. */
-function DatasetFacts({ dataset, task }: { dataset: DatasetSummary; task: string | null }) {
+function DatasetFacts({ dataset }: { dataset: DatasetSummary }) {
   const { t, i18n } = useTranslation();
-  const table = tableFacts(dataset, task);
+  const table = tableFacts(dataset);
   if (!table) {
     return (
       <div className="props__dataset">
@@ -242,7 +242,7 @@ function GraphProperties({ meta, onMetaChange, validation }: Pick<Props, 'meta' 
           onChange={(event) => onMetaChange({ ...meta, description: event.target.value })}
         />
       </div>
-      {dataset && <DatasetFacts dataset={dataset} task={validation?.task ?? null} />}
+      {dataset && <DatasetFacts dataset={dataset} />}
       <p className="props__muted">{t('props.none')}</p>
     </div>
   );
