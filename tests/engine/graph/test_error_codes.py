@@ -15,6 +15,7 @@ CODE_PATTERNS = (
     re.compile(r'code="(\w+)"'),
     re.compile(r'NodeError\(\s*"(\w+)"'),
     re.compile(r'code: str = "(\w+)"'),
+    re.compile(r'_code: ClassVar\[str\] = "(\w+)"'),  # a task kind's validation code
 )
 
 
