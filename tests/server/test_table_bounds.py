@@ -1,7 +1,9 @@
 """Uploaded tables bounded before the work (issue 23, findings 1 and 9): a nested Parquet column is
 refused from the schema, a Parquet file whose text decodes far larger than it is is refused before
-pandas converts it, a long cell or too many categories are refused naming the column, and what is
-stored to describe a table stays small. SQLite only: the bounds are checked before any row is written."""
+pandas converts it, a long cell (from the bytes, before pandas parses the file) or too many
+categories (counted by pandas before any cell is converted in Python) are refused naming the row and
+column, and what is stored to describe a table stays small. SQLite only: the bounds are checked
+before any row is written."""
 
 from __future__ import annotations
 
@@ -68,18 +70,70 @@ def test_a_long_cell_is_refused_naming_row_and_column_with_a_bounded_quote(user_
     response = upload(user_client, "long.csv", data)
     assert response.status_code == 400, response.text[:300]
     detail = response.json()["detail"]
-    assert detail.startswith("long.csv: row 2, column 'note': a cell of 5000000 characters is above")
+    assert detail.startswith(
+        f"long.csv: row 2, column 'note': a cell is longer than the limit of {table_upload.MAX_CELL_CHARS}"
+    )
     assert len(detail) < 400
+
+
+def test_a_long_cell_is_refused_from_the_bytes_before_the_file_is_parsed(user_client: TestClient) -> None:
+    # Row 3 has a field too many, which the parser would report first; the cell's bytes come first.
+    data = b"x,y,note\n1,2,short\n3,4,\xc3\xa9" + "é".encode() * 3_000_000 + b"\n5,6,7,8\n"
+    response = upload(user_client, "long.csv", data)
+    assert response.status_code == 400, response.text[:300]
+    detail = response.json()["detail"]
+    assert detail.startswith("long.csv: row 2, column 'note': a cell is longer than"), detail
+    assert "'éééé" in detail and len(detail) < 400
+    # A cell just under the limit in characters (two bytes each) passes the byte scan and the reader.
+    fine = b"x,note\n1," + "é".encode() * table_upload.MAX_CELL_CHARS + b"\n2,b\n"
+    assert upload(user_client, "fine.csv", fine).status_code == 201
+
+
+def test_a_long_cell_of_a_quoted_text_is_refused_once_parsed(user_client: TestClient) -> None:
+    # Commas inside quotes split the byte scan's runs: the parsed cell is measured instead.
+    cell = ",".join(["B" * 1000] * 6)
+    response = upload(user_client, "quoted.csv", f'x,note\n1,"{cell}"\n'.encode())
+    assert response.status_code == 400, response.text[:300]
+    assert response.json()["detail"].startswith("quoted.csv: row 1, column 'note': a cell of 6005 characters")
 
 
 def test_a_column_of_too_many_categories_is_refused(user_client: TestClient) -> None:
     rows = "".join(f"{i},id{i}\n" for i in range(table_upload.MAX_CATEGORIES + 5))
     response = upload(user_client, "ids.csv", f"x,key\n{rows}".encode())
     assert response.status_code == 400, response.text[:300]
-    assert (
-        f"ids.csv: column 'key' has more than {table_upload.MAX_CATEGORIES} distinct values"
-        in (response.json()["detail"])
+    assert response.json()["detail"] == (
+        f"ids.csv: column 'key' has more than {table_upload.MAX_CATEGORIES} distinct values (reached in "
+        f"row {table_upload.MAX_CATEGORIES + 1}); a category column takes at most "
+        f"{table_upload.MAX_CATEGORIES}: leave out an identifier or free-text column"
     )
+
+
+def test_categories_are_counted_before_any_cell_is_converted(
+    user_client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragdl.engine.data import tables
+
+    converted: list[int] = []
+    convert = tables.column_from_values
+
+    def counting(values: Any) -> Any:
+        converted.append(len(values))
+        return convert(values)
+
+    monkeypatch.setattr(tables, "column_from_values", counting)
+    monkeypatch.setattr(table_upload, "MAX_CATEGORIES", 50)
+    # Padded copies of one value are one category: 40 of them in 200 rows, then 11 more.
+    rows = "".join(f"{i},{' ' * (i % 3)}k{i % 40}\n" for i in range(200))
+    rows += "".join(f"{i},n{i}\n" for i in range(11))
+    response = upload(user_client, "keys.csv", f"x,key\n{rows}".encode())
+    assert response.status_code == 400, response.text[:300]
+    assert "column 'key' has more than 50 distinct values (reached in row 211)" in response.json()["detail"]
+    assert converted == []  # refused before a value of any column was converted one by one
+    # Numbers are no categories, however many distinct ones a column holds; a blank is missing.
+    numbers = "".join(f"{i},{i / 7:.6f}\n" for i in range(300)) + "300, \n"
+    accepted = upload(user_client, "numbers.csv", f"x,y\n{numbers}".encode())
+    assert accepted.status_code == 201, accepted.text[:300]
+    assert [c["kind"] for c in accepted.json()["columns"]] == ["number", "number"]
 
 
 def test_the_stored_description_of_a_table_stays_small(user_client: TestClient) -> None:

@@ -8,6 +8,7 @@ are read against the training schema (`rows_to_table`), so a served model sees t
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 from collections.abc import Mapping, Sequence
@@ -132,7 +133,7 @@ def column_from_values(values: Sequence[Any]) -> np.ndarray:
     return np.asarray([_category(v) for v in values], dtype=object)
 
 
-def _table_from_frame(frame: Any, path: Path) -> Table:
+def _table_from_frame(frame: Any, path: Path, max_categories: int | None = None) -> Table:
     import pandas as pd
 
     if len(frame.columns) == 0 or len(frame) == 0:
@@ -145,6 +146,9 @@ def _table_from_frame(frame: Any, path: Path) -> Table:
             field="path",
             code="dataset_invalid",
         )
+    if max_categories is not None:
+        for name, column in zip(names, frame.columns, strict=True):
+            _check_category_count(frame[column], name, max_categories, path)
     columns: dict[str, np.ndarray] = {}
     for name, series in zip(names, (frame[c] for c in frame.columns), strict=True):
         if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
@@ -164,9 +168,48 @@ def _table_from_frame(frame: Any, path: Path) -> Table:
     return Table(columns)
 
 
-def read_table(path: Path) -> Table:
-    """A CSV (comma), TSV (tab) or Parquet file; the first CSV/TSV line names the columns."""
-    return _table_from_frame(_read_frame(path), path)
+def read_table(path: Path, max_categories: int | None = None) -> Table:
+    """A CSV (comma), TSV (tab) or Parquet file; the first CSV/TSV line names the columns.
+
+    `max_categories`: a category column with more distinct values is refused (naming it and the row
+    where the limit was passed), counted by pandas before any cell is converted in Python."""
+    return _table_from_frame(_read_frame(path), path, max_categories)
+
+
+def _check_category_count(series: Any, name: str, limit: int, path: Path) -> None:
+    """Refuse a category column of more than `limit` distinct values, counted on pandas' distinct
+    values (a hash table in C) before any cell is converted: a column of 10^6 identifiers took
+    seconds of conversion per value before it was counted."""
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+        return
+    values = series.to_numpy(dtype=object)
+    distinct = pd.unique(values[pd.notna(values)])  # in the order they first appear
+    if len(distinct) <= limit:  # stripping can only merge values
+        return
+    with contextlib.suppress(ValueError, TypeError, OverflowError):
+        distinct.astype(np.float64)  # float() of each value, in C: a number column has no categories
+        return
+    if all(_number_or_none(value) is not None for value in distinct):  # stops at the first text
+        return  # numbers with blanks or the like ("1_000" reads as one too)
+    # The first 2 * limit + 1 distinct values hold the value past the limit unless stripping merges
+    # many of them; only then is the whole column stripped.
+    for stop in dict.fromkeys((2 * limit + 1, len(distinct))):
+        stripped = [str(value).strip() for value in distinct[:stop]]
+        categories = list(dict.fromkeys(value for value in stripped if value))
+        if len(categories) > limit:
+            break
+    else:
+        return
+    first = distinct[stripped.index(categories[limit])]  # the first value past the limit
+    row = int(np.flatnonzero(values == first)[0]) + 1
+    raise DatasetError(
+        f"{path.name}: column {quote_cell(name)} has more than {limit} distinct values (reached in row "
+        f"{row}); a category column takes at most {limit}: leave out an identifier or free-text column",
+        field="path",
+        code="dataset_invalid",
+    )
 
 
 def _check_header_names(path: Path, sep: str) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
 
@@ -82,7 +82,8 @@ def ingest_table(
     os.replace(received.path, target)
     shutil.rmtree(directory / "incoming", ignore_errors=True)
     try:
-        table = read_table(target)
+        # Categories counted per column, vectorised, before the cells are converted one by one.
+        table = read_table(target, max_categories=MAX_CATEGORIES)
     except DatasetError as exc:
         message = exc.message.replace(str(target), received.filename).replace(target.name, received.filename)
         raise UploadError(relative(message)) from None
@@ -115,22 +116,21 @@ def check_cells(table: Table, filename: str) -> None:
         if table.kind(name) == "number":
             continue
         values = table.columns[name]
-        distinct: set[str] = set()
-        for row, value in enumerate(values, start=1):
-            if value is None:
-                continue
-            if len(value) > MAX_CELL_CHARS:
-                raise UploadError(
-                    f"{filename}: row {row}, column {quote(name)}: a cell of {len(value)} characters is "
-                    f"above the limit of {MAX_CELL_CHARS} ({quote(value)})"
-                )
-            distinct.add(value)
-            if len(distinct) > MAX_CATEGORIES:
-                raise UploadError(
-                    f"{filename}: column {quote(name)} has more than {MAX_CATEGORIES} distinct values "
-                    f"(reached in row {row}); a category column takes at most {MAX_CATEGORIES}: leave out "
-                    "an identifier or free-text column"
-                )
+        # Each distinct value once (read_table bounded their number), not a Python loop per cell.
+        distinct = set(values.tolist())
+        distinct.discard(None)
+        if len(distinct) > MAX_CATEGORIES:
+            raise UploadError(
+                f"{filename}: column {quote(name)} has more than {MAX_CATEGORIES} distinct values; a "
+                f"category column takes at most {MAX_CATEGORIES}: leave out an identifier or free-text column"
+            )
+        longest = max(distinct, key=len, default="")
+        if len(longest) > MAX_CELL_CHARS:
+            row = values.tolist().index(longest) + 1
+            raise UploadError(
+                f"{filename}: row {row}, column {quote(name)}: a cell of {len(longest)} characters is "
+                f"above the limit of {MAX_CELL_CHARS} ({quote(longest)})"
+            )
 
 
 def described_columns(table: Table) -> list[dict[str, Any]]:
@@ -171,16 +171,70 @@ def check_table_shape(path: Path, suffix: str, filename: str) -> None:
             f"{filename}: the header row is longer than {MAX_HEADER_BYTES} bytes (over {columns} "
             f"columns); the limit is {MAX_TABLE_COLUMNS} columns"
         )
-    with path.open("rb") as f:
-        lines = sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
     if columns > MAX_TABLE_COLUMNS:
         raise UploadError(f"{filename}: {columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
+    sep = "\t" if suffix == ".tsv" else ","
+    lines = _scan_text(path, sep, filename, _header_names(header, sep))
     if (lines + 1) * columns > MAX_TABLE_CELLS:
         raise UploadError(
             f"{filename}: about {lines} rows of {columns} columns is above the limit of "
             f"{MAX_TABLE_CELLS} cells",
             413,
         )
+
+
+def _header_names(header: str, sep: str) -> list[str]:
+    import csv
+
+    return next(csv.reader([header.rstrip("\r\n")], delimiter=sep), [])
+
+
+def _scan_text(path: Path, sep: str, filename: str, names: list[str]) -> int:
+    """The text's line count; on the way, a cell longer than MAX_CELL_CHARS is refused from the bytes
+    before pandas parses anything (a 100 MB cell cost seconds of parsing and a copy of the cell): a
+    run of more than MAX_CELL_CHARS * 4 + 2 bytes between separators and line ends is one (UTF-8
+    takes at most 4 bytes a character, quotes 2). Shorter long cells are counted once parsed."""
+    import numpy as np
+
+    limit = MAX_CELL_CHARS * 4 + 2
+    separator = ord(sep)
+    lines = offset = 0
+    cell_start = 0  # where the cell that the bytes read so far end in began
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            lines += block.count(b"\n")
+            data = np.frombuffer(block, dtype=np.uint8)
+            ends = np.flatnonzero((data == separator) | (data == 10) | (data == 13)) + offset
+            starts = np.concatenate(([cell_start], ends[:-1] + 1))
+            too_long = np.flatnonzero(ends - starts > limit)
+            if too_long.size:
+                _refuse_long_cell(path, int(starts[too_long[0]]), sep, filename, names)
+            if ends.size:
+                cell_start = int(ends[-1]) + 1
+            offset += len(block)
+            if offset - cell_start > limit:  # the last cell goes on: too long already
+                _refuse_long_cell(path, cell_start, sep, filename, names)
+    return lines
+
+
+def _refuse_long_cell(path: Path, start: int, sep: str, filename: str, names: list[str]) -> NoReturn:
+    """UploadError naming the row and column of the cell that begins at byte `start` (counted from
+    the line ends and separators before it: a quoted line end or separator can shift them)."""
+    lines = index = 0  # line ends before the cell; separators since the last one
+    with path.open("rb") as f:
+        while (position := f.tell()) < start:
+            block = f.read(min(1 << 20, start - position))
+            lines += block.count(b"\n")
+            last = block.rfind(b"\n")
+            if last >= 0:
+                index, block = 0, block[last + 1 :]
+            index += block.count(sep.encode())
+        prefix = f.read(PREFIX_CHARS * 4).decode("utf-8", errors="replace")[:PREFIX_CHARS]
+    column = quote(names[index]) if index < len(names) else f"number {index + 1}"
+    raise UploadError(
+        f"{filename}: row {lines}, column {column}: a cell is longer than the limit of {MAX_CELL_CHARS} "
+        f"characters ({prefix!r}...)"
+    )
 
 
 def _utf16(head: bytes) -> bool:
