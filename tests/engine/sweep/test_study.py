@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from dragdl.engine.graph.search import SearchSection
-from dragdl.engine.sweep.study import StoredTrial, SweepPlan, ask, grid_size, importance, should_prune
+from dragdl.engine.sweep.study import (
+    STREAM_ATTR,
+    StoredTrial,
+    SweepPlan,
+    ask,
+    grid_size,
+    importance,
+    should_prune,
+)
 
 
 def section(raw: dict[str, Any]) -> SearchSection:
@@ -112,3 +122,56 @@ def test_importance_needs_two_complete_trials() -> None:
     found = importance(plan, stored)
     assert set(found) <= {"train.lr", "train.batch_size", "drop.p"}
     assert found and max(found, key=lambda name: found[name]) == "train.lr"
+
+
+SPREAD = section(
+    {
+        "train": {"lr": {"type": "float", "low": 3e-4, "high": 3e-2, "log": True}},
+        "drop": {"p": {"type": "float", "low": 0.0, "high": 0.5}},
+    }
+)
+
+
+def _sixteen(sampler: str, seed: int) -> list[float]:
+    """The learning rates of a 16-trial sweep, the study rebuilt from the rows before each trial."""
+    plan = SweepPlan(SPREAD, "maximize", sampler=sampler, seed=seed, trials=16)  # type: ignore[arg-type]
+    stored: list[StoredTrial] = []
+    for number in range(16):
+        params, attrs = ask(plan, stored)
+        # The objective ignores the learning rate, so TPE has no reason to narrow it.
+        stored.append(
+            StoredTrial(number, params, "COMPLETE", value=float(params["drop.p"]), system_attrs=attrs)
+        )
+    return [float(t.params["train.lr"]) for t in stored]
+
+
+def _quartile(lr: float) -> int:
+    return min(3, int(math.log(lr / 3e-4) / math.log(100) * 4))
+
+
+def test_sixteen_random_draws_spread_over_a_log_range() -> None:
+    # Issue 19: a sampler re-seeded with seed + trial drew 3 of 4 learning rates within 7.8-8.3e-3.
+    for seed in range(4):
+        rates = sorted(_sixteen("random", seed))
+        assert len({_quartile(r) for r in rates}) >= 3, (seed, rates)
+        closest = min(high / low - 1 for low, high in itertools.pairwise(rates))
+        assert closest > 0.01, (seed, rates)
+
+
+def test_tpe_startup_draws_cover_the_range() -> None:
+    for seed in range(2):
+        assert len({_quartile(r) for r in _sixteen("tpe", seed)}) >= 3
+
+
+def test_sweeps_with_neighbouring_seeds_share_no_trial() -> None:
+    # seed + trial made sweep 1's trial n the same draw as sweep 0's trial n + 1.
+    assert not set(_sixteen("random", 0)) & set(_sixteen("random", 1))
+
+
+def test_the_stream_continues_from_the_rows_not_from_the_seed() -> None:
+    plan = SweepPlan(SPREAD, "maximize", sampler="random", seed=0)
+    first, attrs = ask(plan, [])
+    row = StoredTrial(0, first, "RUNNING", system_attrs=attrs)
+    assert attrs[STREAM_ATTR] != ask(plan, [row])[1][STREAM_ATTR]
+    # The same rows give the same next trial (a restarted server asks the same question).
+    assert ask(plan, [row]) == ask(plan, [row])

@@ -18,6 +18,7 @@ from dragdl.engine.graph.search import FloatRange, IntRange, Scalar, SearchSecti
 from dragdl.engine.sweep.check import grid_count, grid_points, grid_value
 
 if TYPE_CHECKING:
+    import numpy as np
     from optuna import Study
     from optuna.distributions import BaseDistribution
 
@@ -107,16 +108,68 @@ def grid_point(plan: SweepPlan, stored: list[StoredTrial]) -> tuple[dict[str, Sc
     return params, {"grid_index": index}
 
 
-def _sampler(plan: SweepPlan, trials_so_far: int) -> Any:
+STREAM_ATTR = "dragdl_stream"
+"""The system attr holding the sweep's random stream after the trial's draws (PCG64's state)."""
+
+
+def _stream(plan: SweepPlan, stored: list[StoredTrial]) -> np.random.RandomState:
+    """The sweep's one random stream, where the newest stored trial left it.
+
+    Restarting a seeded sampler per decision (seed + trials so far) gave each trial the first draws
+    of neighbouring seeds, which nearly repeat, and two sweeps seeded 0 and 1 shared most of their
+    trials. The stream's state is stored on every trial instead, so a rebuilt study continues it.
+    A sweep whose rows hold no state (older rows) starts a stream of its own for each position,
+    spread by SeedSequence rather than by adding to the seed.
+    """
+    import numpy as np
+
+    newest = max(
+        (t for t in stored if isinstance(t.system_attrs.get(STREAM_ATTR), dict)),
+        key=lambda t: t.number,
+        default=None,
+    )
+    if newest is None:
+        generator = np.random.PCG64(np.random.SeedSequence([plan.seed, len(stored)]))
+    else:
+        saved = newest.system_attrs[STREAM_ATTR]
+        generator = np.random.PCG64()
+        try:
+            generator.state = {
+                "bit_generator": "PCG64",
+                "state": {"state": int(saved["state"], 16), "inc": int(saved["inc"], 16)},
+                "has_uint32": int(saved.get("has_uint32", 0)),
+                "uinteger": int(saved.get("uinteger", 0)),
+            }
+        except (KeyError, TypeError, ValueError):  # a damaged row: a fresh stream, not a failed sweep
+            generator = np.random.PCG64(np.random.SeedSequence([plan.seed, len(stored)]))
+    return np.random.RandomState(generator)
+
+
+def _stream_state(stream: np.random.RandomState) -> dict[str, Any]:
+    """The stream's state as JSON (128-bit numbers as hex text: a JSON column may hold doubles)."""
+    state = stream._bit_generator.state
+    return {
+        "state": format(state["state"]["state"], "x"),
+        "inc": format(state["state"]["inc"], "x"),
+        "has_uint32": int(state["has_uint32"]),
+        "uinteger": int(state["uinteger"]),
+    }
+
+
+def _sampler(plan: SweepPlan, stream: np.random.RandomState | None = None) -> Any:
+    """Optuna's sampler drawing from `stream` (TPE's startup sampler too: one stream per sweep)."""
     optuna = _optuna()
-    # A fresh sampler per decision: offset the seed so a rebuilt study does not repeat a draw.
-    seed = plan.seed + trials_so_far
-    if plan.sampler == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    if plan.sampler == "grid":
-        return optuna.samplers.RandomSampler(seed=seed)  # never asked: grid_point chooses
-    startup = max(2, min(10, plan.trials // 3))
-    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup)
+    if plan.sampler == "tpe":
+        startup = max(2, min(10, plan.trials // 3))
+        sampler = optuna.samplers.TPESampler(seed=plan.seed, n_startup_trials=startup)
+        parts = [sampler._rng, sampler._random_sampler._rng]
+    else:  # a grid sweep never asks its sampler: grid_point chooses
+        sampler = optuna.samplers.RandomSampler(seed=plan.seed)
+        parts = [sampler._rng]
+    if stream is not None:
+        for part in parts:
+            part._rng = stream
+    return sampler
 
 
 def _pruner(plan: SweepPlan) -> Any:
@@ -138,13 +191,15 @@ _OPTUNA_STATE = {
 }
 
 
-def build_study(plan: SweepPlan, stored: list[StoredTrial]) -> Study:
+def build_study(
+    plan: SweepPlan, stored: list[StoredTrial], stream: np.random.RandomState | None = None
+) -> Study:
     optuna = _optuna()
     from optuna.trial import TrialState as OptunaState
     from optuna.trial import create_trial
 
     study: Study = optuna.create_study(
-        direction=plan.direction, sampler=_sampler(plan, len(stored)), pruner=_pruner(plan)
+        direction=plan.direction, sampler=_sampler(plan, stream), pruner=_pruner(plan)
     )
     dists = distributions(plan.section)
     for trial in sorted(stored, key=lambda t: t.number):
@@ -172,10 +227,11 @@ def ask(plan: SweepPlan, stored: list[StoredTrial]) -> tuple[dict[str, Scalar], 
     """The next trial's params (`node.param` -> value) and what the sampler keeps on it."""
     if plan.sampler == "grid":
         return grid_point(plan, stored)
-    study = build_study(plan, stored)
+    stream = _stream(plan, stored)
+    study = build_study(plan, stored, stream)
     trial = study.ask(distributions(plan.section))
     frozen = study._storage.get_trial(trial._trial_id)  # the params and attrs the sampler set
-    return dict(frozen.params), _plain(frozen.system_attrs)
+    return dict(frozen.params), {**_plain(frozen.system_attrs), STREAM_ATTR: _stream_state(stream)}
 
 
 def should_prune(plan: SweepPlan, stored: list[StoredTrial], number: int) -> tuple[bool, dict[str, Any]]:
