@@ -24,13 +24,14 @@ of an embedded Ray end with it, and a cluster's are killed at the next start (`r
 GPUs: Ray gives an actor with GPUs their ids in CUDA_VISIBLE_DEVICES, but since Ray 2.4x it leaves
 the variable alone for one with none, so a CPU task (or a user capped at 0 GPUs) saw every GPU of
 its node and `device: auto` trained on someone else's. `RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=1` (set
-here for the embedded Ray, in the deployment files for a cluster) has Ray hide them from every
-worker without GPUs, Ray Train's included; `TaskWorker` hides them itself as well, for a cluster
-started without it.
+for the embedded Ray by `engine/run/local_ray.py`, in the deployment files for a cluster) has Ray
+hide them from every worker without GPUs, Ray Train's included; `TaskWorker` hides them itself as
+well, for a cluster started without it.
 
 Authentication: the embedded Ray uses Ray's token authentication (`RAY_AUTH_MODE=token`) with a
 random token per server process, in the environment its Ray processes inherit, so another account on
-the host cannot join the cluster on loopback and run code as DragDL's.
+the host cannot join the cluster on loopback and run code as DragDL's. These settings are
+`engine/run/local_ray.py`'s, which `dragdl run` uses for its own local Ray as well.
 
 A process is started only when the record of the embedded Ray's processes can be written first
 (`leftovers.py`): a full data disk starts nothing, instead of leaking a warm worker per pass.
@@ -44,7 +45,6 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 import threading
 import uuid
 from dataclasses import dataclass
@@ -53,6 +53,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from dragdl.engine.run.local_ray import prepare_environment, start_local_ray
 from dragdl.runner.base import LaunchSpec, Outcome, Resources, WorkerConfig
 from dragdl.runner.leftovers import end_leftover_ray, forget_ray_processes, record_ray_processes
 from dragdl.runner.placement import Node
@@ -62,11 +63,8 @@ log = logging.getLogger(__name__)
 
 NAMESPACE = "dragdl"
 WARM_PREFIX = "dragdl-warm-"
-TRAIN_POLL_S = "0.25"
 OBJECT_STORE_BYTES = 256 * 1024**2
 """Tasks pass only small specs through Ray; a small object store leaves the memory to training."""
-HIDE_GPUS_ON_ZERO = "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO"
-"""With "1", Ray sets CUDA_VISIBLE_DEVICES="" in a worker given no GPU (its default leaves it alone)."""
 
 
 def machine_cpus() -> int:
@@ -74,28 +72,6 @@ def machine_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-def use_token_auth() -> None:
-    """Token authentication for a local Ray this process starts, unless the operator chose a mode.
-
-    A random token per process, in the environment its Ray processes inherit (another account can
-    read neither it nor their environment); set once, since Ray's C++ side caches it."""
-    os.environ.setdefault("RAY_AUTH_MODE", "token")
-    if os.environ["RAY_AUTH_MODE"] != "token":
-        return
-    if "RAY_AUTH_TOKEN" not in os.environ and "RAY_AUTH_TOKEN_PATH" not in os.environ:
-        os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
-
-
-def _reload_auth_settings() -> None:
-    """Ray's C++ side reads its config and token once, when ray is imported: one imported before
-    `use_token_auth` set them would start the cluster with tokens and connect without one."""
-    with contextlib.suppress(ImportError, AttributeError):
-        from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
-
-        Config.initialize("")
-        AuthenticationTokenLoader.instance().reset_cache()
 
 
 def ensure_ray(
@@ -109,24 +85,12 @@ def ensure_ray(
     `num_gpus`: what a local Ray declares (None: the GPUs it finds; the tests fake some).
     Returns True when this call connected (the caller then owns the connection and shuts it down).
     """
-    if address is None:
-        # Ray binds its services to the node address; with clusters disabled that is 127.0.0.1,
-        # so nothing of the embedded Ray listens beyond loopback. Read when ray is imported.
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        use_token_auth()
-    # Inherited by the local Ray's processes: a worker given no GPU sees none (see the docstring).
-    os.environ.setdefault(HIDE_GPUS_ON_ZERO, "1")
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    # Read by Ray Train's controller (a process of the local Ray started here, which inherits it): it
-    # polls a distributed run's workers this often, and each checkpoint report waits for the next
-    # poll; its default of 2 s would cost up to 2 s per epoch. A cluster's nodes set it themselves.
-    os.environ.setdefault("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", TRAIN_POLL_S)
+    # Loopback, token authentication, GPUs hidden from workers given none: as `dragdl run`'s Ray.
+    prepare_environment(local=address is None)
     import ray
 
     if ray.is_initialized():
         return False
-    if address is None:
-        _reload_auth_settings()
     # Ray's C++ core installs a crash handler in the driver that also takes SIGTERM from the server's
     # own handler: it dumps a stack into the log and arms a 3 s alarm that aborts the process (SIGABRT)
     # while the server is still shutting down (suspending tasks takes longer). Crashes of the server
@@ -135,22 +99,11 @@ def ensure_ray(
 
     driver_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
     if address is None:
-        with contextlib.suppress(ImportError):  # in case ray was imported before the variable was set
-            from ray._private import ray_constants
-
-            ray_constants.ENABLE_RAY_CLUSTER = False
-        ray.init(
-            # "local": always a Ray of its own. Without an address, ray.init joins the cluster a
-            # `ray start` on this machine recorded in /tmp/ray/ray_current_cluster.
-            address="local",
+        start_local_ray(
             namespace=NAMESPACE,
             num_cpus=num_cpus or machine_cpus(),
             num_gpus=num_gpus,
-            include_dashboard=False,
             object_store_memory=OBJECT_STORE_BYTES,
-            logging_level=logging.ERROR,
-            log_to_driver=False,
-            _node_ip_address="127.0.0.1",
         )
     else:
         ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)

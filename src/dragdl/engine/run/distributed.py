@@ -42,6 +42,7 @@ import torch
 
 from dragdl.engine.data.base import DatasetError
 from dragdl.engine.errors import EngineError
+from dragdl.engine.run.local_ray import prepare_environment, start_local_ray
 from dragdl.engine.train.callbacks import Callback
 from dragdl.engine.train.checkpoint import CheckpointStore, checkpoint_name, load_checkpoint
 from dragdl.engine.train.collective import StopSignal
@@ -176,32 +177,20 @@ def _amount(value: float, unit: str) -> str:
 
 
 def _ensure_ray() -> bool:
-    """Join the Ray of this process, or start a local one (`dragdl run`); True when started here."""
+    """Join the Ray of this process, or start a local one (`dragdl run`); True when started here.
+
+    A local one gets the settings of the server's embedded Ray (`local_ray.py`): loopback, a token,
+    GPUs hidden from workers given none."""
     import ray
 
     if ray.is_initialized():
         return False
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    # Ray Train's controller polls the workers this often and each checkpoint report waits for the
-    # next poll: its default of 2 s would cost up to 2 s per epoch (runner/ray_runner.py alike).
-    os.environ.setdefault("RAY_TRAIN_HEALTH_CHECK_INTERVAL_S", "0.25")
     address = os.environ.get("RAY_ADDRESS")
+    prepare_environment(local=not address)
     if address:
         ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
     else:
-        # Loopback only, as the server's embedded Ray (runner/ray_runner.py): with clusters disabled
-        # Ray binds its services to 127.0.0.1.
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-        from ray._private import ray_constants
-
-        ray_constants.ENABLE_RAY_CLUSTER = False
-        ray.init(
-            address="local",
-            include_dashboard=False,
-            logging_level=logging.ERROR,
-            log_to_driver=False,
-            _node_ip_address="127.0.0.1",
-        )
+        start_local_ray()
     return True
 
 
