@@ -24,7 +24,7 @@ def test_a_source_reports_its_shape_and_fixed_length() -> None:
     assert source.lengths.tolist() == [5, 5, 5]
     varying = SequenceSource(values, np.array([5, 2, 3]), labels=np.array([0, 1, 0]), classes=("a", "b"))
     assert varying.fixed_length is None
-    assert varying.info.length is None and varying.info.max_length == 5
+    assert varying.info.shape == (None, 2) and varying.max_length == 5
     assert varying.sequence(1).shape == (2, 2)
 
 

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from dragdl.engine.analysis.validate import Analysis, analyze
-from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, ImageSource
+from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, Source
 from dragdl.engine.data.stages import OpStage
 from dragdl.engine.data.table_pipeline import TableStep
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
@@ -32,7 +32,7 @@ from dragdl.engine.tasks.settings import TrainSettings
 class Plan:
     graph: Graph
     analysis: Analysis
-    source: ImageSource
+    source: Source
     input_type: InputType
     """The dataset node's input type: it runs the operators and batches the data."""
     prepared: Prepared

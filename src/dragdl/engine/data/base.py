@@ -1,4 +1,4 @@
-"""What every dataset loader returns: a labelled collection of uint8 images."""
+"""What every dataset loader returns: a `Source` of labelled samples (images, table rows, sequences)."""
 
 from __future__ import annotations
 
@@ -26,10 +26,12 @@ class DatasetError(EngineError):
 
 @dataclass(frozen=True)
 class DatasetInfo:
-    """What validation needs to know about a dataset without decoding every image."""
+    """What validation needs to know about a dataset without decoding every sample."""
 
     classes: tuple[str, ...]
+    """Class names in index order; empty when the targets are only numbers (a sequence set of values)."""
     channels: int
+    """An image's channels; 0 for samples that are not images."""
     size: tuple[int, int] | None
     """(height, width) when every image has it, else None (a Resize or crop must fix it)."""
     count: int
@@ -39,6 +41,10 @@ class DatasetInfo:
     """A table's target column; None for images."""
     target_text: tuple[int, str] | None = None
     """A table's first target that is not a number, as (row, value); None when all are numbers."""
+    shape: tuple[int | None, ...] | None = None
+    """One sample's shape, for input types whose samples are not images or table rows: sequences
+    (T, F), T None when their lengths differ. None for images and tables, whose shape is
+    `channels` and `size`, or `columns`."""
 
 
 @dataclass(frozen=True)
@@ -65,21 +71,26 @@ class DataContext:
         return self.data_dir / "cache"
 
 
-class ImageSource(ABC):
-    """A labelled image collection. Images come out as uint8 tensors shaped (C, H, W)."""
+class Source(ABC):
+    """A dataset opened for training, of any input type: how many samples, their labels or numeric
+    targets, and a predefined test partition. What a sample is (an image, a table row, a sequence)
+    is the subclass's and its input type's business (`engine/inputs/`); task kinds, the compiler
+    and the run need only this."""
 
     info: DatasetInfo
-    labels: np.ndarray
-    """int64 class index per image."""
+    labels: np.ndarray | None
+    """int64 class index per sample; None when the targets are only numbers (`target_values`)."""
     test_indices: np.ndarray | None = None
     """A predefined test partition (for example MNIST's official test set), or None."""
 
     def __len__(self) -> int:
-        return len(self.labels)
+        return self.info.count
 
     def target_values(self) -> np.ndarray:
         """A number per sample, for regression: each sample's class name read as a number (a CSV's
         value column, a folder named 3.5). Raises DatasetError naming the first that is not one."""
+        if self.labels is None:
+            raise NotImplementedError(f"{type(self).__name__} holds no labels: it must give its targets")
         values = []
         for name in self.info.classes:
             try:
@@ -90,6 +101,16 @@ class ImageSource(ABC):
                     code="target_not_numeric",
                 ) from None
         return np.asarray(values, dtype=np.float64)[np.asarray(self.labels, dtype=np.int64)]
+
+
+class ImageSource(Source):
+    """A labelled image collection. Images come out as uint8 tensors shaped (C, H, W)."""
+
+    labels: np.ndarray
+    """int64 class index per image."""
+
+    def __len__(self) -> int:
+        return len(self.labels)
 
     @abstractmethod
     def image(self, index: int) -> torch.Tensor:

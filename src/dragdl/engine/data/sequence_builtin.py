@@ -16,9 +16,9 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from dragdl.engine.data.base import DatasetError
+from dragdl.engine.data.base import DatasetError, DatasetInfo
 from dragdl.engine.data.builtin import open_builtin
-from dragdl.engine.data.sequences import SequenceInfo, SequenceSource
+from dragdl.engine.data.sequences import SequenceSource, sequence_info
 
 SequenceBuiltinName = Literal["seq-mnist", "waves", "waves-frequency"]
 SEQUENCE_BUILTIN_NAMES: tuple[str, ...] = get_args(SequenceBuiltinName)
@@ -30,20 +30,14 @@ WAVES_SEED = 20_240_917
 """Part of the data's identity: changing it changes every run that uses the set."""
 WAVE_NOISE = 0.15
 
-_INFO: dict[str, SequenceInfo] = {
-    "seq-mnist": SequenceInfo(
-        classes=tuple(str(d) for d in range(10)), features=28, length=28, count=5000, max_length=28
-    ),
-    "waves": SequenceInfo(
-        classes=WAVE_SHAPES, features=1, length=WAVE_STEPS, count=3 * WAVES_PER_SHAPE, max_length=WAVE_STEPS
-    ),
-    "waves-frequency": SequenceInfo(
-        classes=(), features=1, length=WAVE_STEPS, count=3 * WAVES_PER_SHAPE, max_length=WAVE_STEPS
-    ),
+_INFO: dict[str, DatasetInfo] = {
+    "seq-mnist": sequence_info(tuple(str(d) for d in range(10)), 5000, 28, 28),
+    "waves": sequence_info(WAVE_SHAPES, 3 * WAVES_PER_SHAPE, WAVE_STEPS, 1),
+    "waves-frequency": sequence_info((), 3 * WAVES_PER_SHAPE, WAVE_STEPS, 1),
 }
 
 
-def describe_sequence_builtin(name: str) -> SequenceInfo:
+def describe_sequence_builtin(name: str) -> DatasetInfo:
     """Static facts; nothing is loaded or generated, so validation costs nothing."""
     try:
         return _INFO[name]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dragdl.engine.data.base import DatasetError
+from dragdl.engine.data.base import DatasetError, DatasetInfo, Source
 
 
 @dataclass(frozen=True)
@@ -50,20 +50,13 @@ class SequenceLimits:
             raise DatasetError(f"{where}: {value:,} {what} is over the limit of {limit:,}", code="too_large")
 
 
-@dataclass(frozen=True)
-class SequenceInfo:
-    """What validation needs to know about a sequence set, without its values."""
-
-    classes: tuple[str, ...]
-    """Class names in index order; empty when the targets are numbers."""
-    features: int
-    length: int | None
-    """T when every sequence has it, else None."""
-    count: int
-    max_length: int
+def sequence_info(classes: tuple[str, ...], count: int, length: int | None, features: int) -> DatasetInfo:
+    """What validation knows of a sequence set: its classes (empty for numeric targets), its count
+    and one sample's shape (T, F), T None when the sequences differ in length."""
+    return DatasetInfo(classes=classes, channels=0, size=None, count=count, shape=(length, features))
 
 
-class SequenceSource:
+class SequenceSource(Source):
     """Sequences held in memory (or memory-mapped), with class labels or numeric targets."""
 
     def __init__(
@@ -105,13 +98,14 @@ class SequenceSource:
             raise ValueError(f"{len(names)} names for {n} sequences")
         self.values = values
         self.lengths = lengths
-        self.labels = labels
+        self.labels: np.ndarray | None = labels
         """int64 class index per sequence; None when the targets are only numbers."""
         self.classes = classes if labels is not None else ()
         self._targets = targets
         self.test_indices = test_indices
         """A predefined test partition (a .ts archive's TEST file), or None."""
         self.names = tuple(names) if names is not None else None
+        self.info = sequence_info(self.classes, self.count, self.fixed_length, self.features)
 
     def __len__(self) -> int:
         return self.count
@@ -132,16 +126,6 @@ class SequenceSource:
     def fixed_length(self) -> int | None:
         """T when every sequence has T steps, else None."""
         return self.max_length if self.count == 0 or bool((self.lengths == self.max_length).all()) else None
-
-    @property
-    def info(self) -> SequenceInfo:
-        return SequenceInfo(
-            classes=self.classes,
-            features=self.features,
-            length=self.fixed_length,
-            count=self.count,
-            max_length=self.max_length,
-        )
 
     def sample_name(self, index: int) -> str:
         return f"sample {index}" + (f" ({self.names[index]})" if self.names else "")

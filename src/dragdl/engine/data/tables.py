@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 import numpy as np
-import torch
 
-from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
+from dragdl.engine.data.base import DatasetError, DatasetInfo, Source
 from dragdl.engine.payloads import ColumnInfo, ColumnKind
 
 TableName = Literal["iris", "wine", "breast_cancer", "diabetes"]
@@ -91,6 +90,39 @@ def unknown_column(
 
 # -- reading ------------------------------------------------------------------------------------
 
+MISSING_TOKENS: frozenset[str] = frozenset(
+    {
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    }
+)
+"""The cell texts that mean a missing value wherever a table is read: an uploaded or server file,
+training, the web form's and REST's JSON rows, a CSV batch, the SDK and the CLI. pandas' default NA
+strings (a test holds them equal), so a value read as missing in training is missing in prediction;
+a spreadsheet's "NA" must not be refused as "not a number" by one path and accepted by another."""
+
+
+def is_missing_text(text: str) -> bool:
+    """Whether a cell's text (surrounding spaces ignored) is a missing value."""
+    return text.strip() in MISSING_TOKENS
+
 
 def _number_or_none(value: Any) -> float | None:
     """A value as a float, NaN for missing, None when it is text that is not a number."""
@@ -104,7 +136,7 @@ def _number_or_none(value: Any) -> float | None:
         except OverflowError:  # a JSON integer of 400 digits: not a number a model can read
             return None
     text = str(value).strip()
-    if text == "":
+    if text in MISSING_TOKENS:
         return math.nan
     try:
         return float(text)
@@ -122,7 +154,7 @@ def _category(value: Any) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     text = str(value).strip()
-    return text or None
+    return None if text in MISSING_TOKENS else text
 
 
 def column_from_values(values: Sequence[Any]) -> np.ndarray:
@@ -243,7 +275,13 @@ def _read_delimited(path: Path, sep: str) -> Any:
         _check_header_names(path, sep)
         try:
             return pd.read_csv(
-                path, sep=sep, dtype=str, keep_default_na=True, index_col=False, encoding="utf-8-sig"
+                path,
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                na_values=sorted(MISSING_TOKENS),
+                index_col=False,
+                encoding="utf-8-sig",
             )
         except pd.errors.ParserWarning:
             name = "tabs" if sep == "\t" else "commas"
@@ -349,7 +387,7 @@ def rows_to_table(
 ) -> Table:
     """Rows of {column: value} read against the training schema.
 
-    A missing key, None or "" is a missing value (an Impute node may fill it), but a column no row
+    A missing key, None or one of MISSING_TOKENS ("", "NA", ...) is a missing value (an Impute node may fill it), but a column no row
     has is an error (a renamed or forgotten column), and so is a category the training table did not
     hold; other keys are ignored (an id or the target column may come along). Errors name the row
     (numbered from `first_row`, 1-based) and the column.
@@ -408,8 +446,8 @@ def _class_name(value: Any) -> str:
     return str(value)
 
 
-class TableSource(ImageSource):
-    """A table split into features and a target column, shaped like an ImageSource for the kinds.
+class TableSource(Source):
+    """A table split into features and a target column: a `Source` for the kinds.
 
     `labels` index the sorted distinct target values (numbers sorted as numbers), which the
     classification kind uses; the regression kind reads `target_values()`.
@@ -439,7 +477,7 @@ class TableSource(ImageSource):
                 code="target_missing",
             )
         distinct, labels = np.unique(values if numeric else values.astype(str), return_inverse=True)
-        self.labels = labels.astype(np.int64).reshape(-1)
+        self.labels: np.ndarray = labels.astype(np.int64).reshape(-1)
         classes = tuple(_class_name(v) for v in distinct.tolist())
         text = (
             None if numeric else next((i for i, v in enumerate(values) if _number_or_none(v) is None), None)
@@ -467,6 +505,3 @@ class TableSource(ImageSource):
                     code="target_not_numeric",
                 )
         raise AssertionError("a text column whose values are all numbers")  # column_from_values decides
-
-    def image(self, index: int) -> torch.Tensor:
-        raise TypeError("a table has no images; table graphs go through the table pipeline")

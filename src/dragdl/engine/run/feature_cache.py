@@ -34,7 +34,7 @@ import torch
 from torch import Tensor, nn
 
 from dragdl.engine.compile.plan import Plan
-from dragdl.engine.data.base import DataContext
+from dragdl.engine.data.base import DataContext, ImageSource
 from dragdl.engine.data.pipeline import (
     DEFAULT_MEMORY_BUDGET,
     Pipeline,
@@ -126,6 +126,13 @@ def frozen_backbone(plan: Plan, memory_budget: int = DEFAULT_MEMORY_BUDGET) -> F
     return FrozenBackbone(step.node_id, model, linear.in_features)
 
 
+def _images(plan: Plan) -> ImageSource:
+    # A model node takes images (its input port), so a plan with a frozen backbone has an image source.
+    if not isinstance(plan.source, ImageSource):
+        raise TypeError(f"a backbone's features need an image source, not {type(plan.source).__name__}")
+    return plan.source
+
+
 def feature_pipeline(
     plan: Plan, frozen: FrozenBackbone, splits: Splits, ctx: DataContext, reporter: Reporter
 ) -> Pipeline:
@@ -136,7 +143,7 @@ def feature_pipeline(
     """
     config = plan.config
     device = resolve_device(config.device)
-    fitted = fit_stages(plan.source, splits, plan.stages, config.seed)
+    fitted = fit_stages(_images(plan), splits, plan.stages, config.seed)
     layout = feature_pass_layout(frozen, config.memory_format)
     key = cache_key(plan, frozen, fitted, layout)
     path = ctx.cache_dir / "features" / f"{key}.safetensors"
@@ -174,7 +181,7 @@ def feature_pipeline(
     if train is None:
         raise ValueError("the training split is empty")
     eval_stages = tuple(s for s in plan.stages if not s.random)
-    sample = to_float(apply_stages(eval_stages, plan.source.image(int(splits.train[0]))))
+    sample = to_float(apply_stages(eval_stages, _images(plan).image(int(splits.train[0]))))
     return Pipeline(
         train=train,
         val=batches(splits.val, training=False),
@@ -212,7 +219,7 @@ def compute_features(
     out = torch.empty((len(plan.source), frozen.feature_dim), dtype=torch.float32)
     row = 0
     with torch.no_grad():
-        for chunk in eval_chunks(plan.source, plan.stages):
+        for chunk in eval_chunks(_images(plan), plan.stages):
             for start in range(0, len(chunk), batch_size):
                 x = chunk[start : start + batch_size].to(device)
                 if channels_last and x.ndim == 4:
@@ -235,7 +242,7 @@ def cache_key(
     """A hex digest of everything the features depend on (see the module docstring)."""
     structure = plan.analysis.structure
     assert structure.dataset_id is not None
-    source = plan.source
+    source = _images(plan)
     last = len(source) - 1
     dataset = {
         **_node_identity(plan, structure.dataset_id),

@@ -21,7 +21,7 @@ import torch
 from pydantic import BaseModel
 from torch import Tensor, nn
 
-from dragdl.engine.data.base import DatasetInfo, ImageSource
+from dragdl.engine.data.base import DatasetInfo, Source
 from dragdl.engine.data.batch import TARGET, Batch, network_inputs
 from dragdl.engine.data.splits import Splits, split_indices
 
@@ -222,7 +222,7 @@ class TaskKind(ABC):
         """Width of the network's last layer (what 'auto' out_features becomes); raises DatasetError."""
 
     @abstractmethod
-    def targets(self, source: ImageSource) -> np.ndarray:
+    def targets(self, source: Source) -> np.ndarray:
         """One training target per sample (int64 class index or float32 value); raises DatasetError."""
 
     @abstractmethod

@@ -9,7 +9,7 @@ import torch
 from pydantic import BaseModel
 from torch import Tensor, nn
 
-from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
+from dragdl.engine.data.base import DatasetError, DatasetInfo, Source
 from dragdl.engine.tasks.base import MetricSpec, RunningMetrics, TaskKind
 from dragdl.engine.tasks.metrics import averages, confusion_matrix, per_class_metrics
 from dragdl.engine.tasks.settings import TrainConfig
@@ -94,7 +94,7 @@ class Classification(TaskKind):
             )
         return len(info.classes)
 
-    def targets(self, source: ImageSource) -> np.ndarray:
+    def targets(self, source: Source) -> np.ndarray:
         return np.asarray(source.labels, dtype=np.int64)
 
     def strata(self, targets: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import torch
 from pydantic import BaseModel
 from torch import Tensor, nn
 
-from dragdl.engine.data.base import DatasetError, DatasetInfo, ImageSource
+from dragdl.engine.data.base import DatasetError, DatasetInfo, Source
 from dragdl.engine.tasks.base import MetricSpec, RunningMetrics, TaskKind
 from dragdl.engine.tasks.settings import RegressionConfig
 
@@ -107,7 +107,7 @@ class Regression(TaskKind):
                 ) from None
         return 1
 
-    def targets(self, source: ImageSource) -> np.ndarray:
+    def targets(self, source: Source) -> np.ndarray:
         values = source.target_values()
         bad = ~np.isfinite(values)
         if bad.any():
