@@ -109,7 +109,9 @@ class GraphModule(nn.Module):
 
     def forward(self, images: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """`lengths`: each sample's count of valid steps when a batch of sequences is padded; passed
-        to every layer that declares `takes_lengths`, ignored by the others."""
+        to every layer that declares `takes_lengths` as the layers before it leave them (a layer
+        with `output_lengths`, such as a strided convolution over time, shortens them), ignored by
+        the others."""
         if self.with_lengths:
             out = self._forward_with_lengths(images, lengths)
         elif self.chain:
@@ -136,20 +138,29 @@ class GraphModule(nn.Module):
         return values[self.output]
 
     def _forward_with_lengths(self, images: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
-        # A loop of its own, so that graphs without such layers pay no test per step.
+        # A loop of its own, so that graphs without such layers pay no test per step. Each value
+        # carries its own lengths: a strided Conv1d or a pool over time shortens the sequences
+        # (`output_lengths`), and the recurrent layer or Last step after it must count the
+        # shortened steps, not the batch's.
         values: dict[str, torch.Tensor] = {self.INPUT: images}
+        value_lengths: dict[str, torch.Tensor | None] = {self.INPUT: lengths}
         for step in self.steps:
+            layer = self.layers[step.node_id]
             args: list[torch.Tensor | None] = [values[source] for source in step.inputs]
+            # Merged values (Add, Concat) come from one sequence: their steps line up.
+            own = value_lengths[step.inputs[0]]
             if step.node_id in self.with_lengths:
-                args.append(lengths)
+                args.append(own)
             try:
-                values[step.node_id] = self.layers[step.node_id](*args)
+                values[step.node_id] = layer(*args)
+                shorten = getattr(layer, "output_lengths", None)
+                value_lengths[step.node_id] = own if own is None or shorten is None else shorten(own)
             except LayerRuntimeError:
                 raise
             except Exception as exc:
                 raise LayerRuntimeError(step.node_id, str(exc).split("\n")[0]) from exc
             for source in step.release:
-                del values[source]
+                del values[source], value_lengths[source]
         return values[self.output]
 
     def _forward_chain(self, x: torch.Tensor) -> torch.Tensor:
