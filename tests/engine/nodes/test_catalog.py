@@ -74,6 +74,7 @@ def test_every_parameter_that_names_a_file_is_marked_as_a_server_path() -> None:
         "dataset.bitmaps": ("path",),
         "dataset.csv": ("path", "image_root"),
         "dataset.folder": ("path",),
+        "dataset.sequence": ("path",),
         "dataset.table": ("path",),
         "dataset.torchvision": ("root",),
         "model.efficientnet_lite0": ("weights_path",),

@@ -9,6 +9,7 @@ from dragdl.engine.nodes import (  # noqa: F401  (imported for their registratio
     ops_geometry,
     ops_pixel,
     ops_sequence,
+    sequence_datasets,
     sequence_layers,
     table_ops,
     tables,

@@ -78,6 +78,10 @@ CHOICE_LABELS: dict[str, str] = {
     "max": "Maximum",
     "zeros": "Zeros",
     "wrap": "Wrap around",
+    "builtin": "Built-in set",
+    "seq-mnist": "Sequential MNIST (28 steps of 28)",
+    "waves": "Noisy waves (3 shapes)",
+    "waves-frequency": "Noisy waves (their frequency)",
 }
 """English label of each enum value; a value missing here (a number) is shown as it is."""
 

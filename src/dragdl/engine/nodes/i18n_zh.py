@@ -648,4 +648,31 @@ ZH: dict[str, str] = {
         "把每个序列拉伸或压缩到相同的步数，在相邻的步之间做直线插值；这样长度不同的序列也能接展平层和全连接层。"
     ),
     "Steps every sequence has afterwards.": "处理后每个序列的步数。",
+    # --- the sequence dataset ---
+    "Sequences": "序列数据",
+    "Time series and sensor traces: T steps of F features per sample, with a class or a value to predict. Built-in sets, UCR/UEA .ts files, CSVs in class folders, .npy arrays, or one long recording cut into windows.": (
+        "时间序列和传感器记录：每个样本是 T 步、每步 F 个特征，要预测一个类别或一个数值。可用内置数据集、UCR/UEA 的 .ts 文件、按类别文件夹存放的 CSV、.npy 数组，或把一段长记录切成窗口。"
+    ),
+    "A built-in set ('builtin', chosen by Dataset) or files on the server ('file', named by Path).": (
+        "内置数据集（“内置数据集”，由“数据集”选择）或服务器上的文件（“文件”，由“路径”指定）。"
+    ),
+    "With source 'builtin': 'seq-mnist', 5,000 MNIST digits read row by row (28 steps of 28 features); 'waves', 1,500 noisy sine, square and sawtooth waves (64 steps, 3 classes); 'waves-frequency', the same waves with their frequency to predict (a value).": (
+        "来源为内置时：seq-mnist，5,000 个 MNIST 数字逐行读取（28 步，每步 28 个特征）；waves，1,500 条带噪声的正弦波、方波和锯齿波（64 步，3 个类别）；waves-frequency，同样的波形，预测其频率（一个数值）。"
+    ),
+    "Path": "路径",
+    "With source 'file': a .ts file (or a folder with a _TRAIN.ts and _TEST.ts pair), a folder of class folders holding one CSV per sequence, a folder with X.npy and its labels, or one CSV recording to cut into windows. Relative paths are taken under the data dir.": (
+        "来源为文件时：一个 .ts 文件（或含有一对 _TRAIN.ts 和 _TEST.ts 的文件夹）、每个类别一个子文件夹且每个序列一个 CSV 的文件夹、含 X.npy 及其标签的文件夹，或一个要切成窗口的 CSV 长记录。相对路径取自数据目录。"
+    ),
+    "For a CSV recording: the column holding each step's label (or value); a window takes the label of its last step.": (
+        "用于 CSV 长记录：保存每一步标签（或数值）的列；每个窗口取其最后一步的标签。"
+    ),
+    "Window": "窗口",
+    "For a CSV recording: steps per sequence cut from it.": "用于 CSV 长记录：从中切出的每个序列的步数。",
+    "For a CSV recording: steps from the start of one window to the start of the next (equal to Window: windows side by side; smaller: overlapping).": (
+        "用于 CSV 长记录：从一个窗口的起点到下一个窗口起点的步数（等于窗口：窗口首尾相接；更小：窗口互相重叠）。"
+    ),
+    "Built-in set": "内置数据集",
+    "Sequential MNIST (28 steps of 28)": "序列 MNIST（28 步，每步 28 个）",
+    "Noisy waves (3 shapes)": "带噪声的波形（3 种形状）",
+    "Noisy waves (their frequency)": "带噪声的波形（预测频率）",
 }
