@@ -30,9 +30,10 @@ def db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'dragdl.db'}"
 
 
-def table_graph(source: str, train: str, epochs: int) -> dict[str, Any]:
+def table_graph(source: str, train: str, epochs: int, impute: bool = False) -> dict[str, Any]:
     nodes = [
         ("data", "dataset.table", {"source": source}),
+        *([("fill", "op.Impute", {"strategy": "mean"})] if impute else []),
         ("std", "op.Standardize", {}),
         ("fc", "layer.Linear", {"out_features": "auto"}),
         ("train", train, {"epochs": epochs, "batch_size": 16, "lr": 0.05, "seed": 0, "device": "cpu"}),
@@ -57,6 +58,9 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "iris": train(tmp_path_factory.mktemp("iris"), table_graph("iris", "train.Classifier", 10)),
         "diabetes": train(
             tmp_path_factory.mktemp("diabetes"), table_graph("diabetes", "train.Regressor", 10)
+        ),
+        "diabetes_filled": train(
+            tmp_path_factory.mktemp("filled"), table_graph("diabetes", "train.Regressor", 2, impute=True)
         ),
     }
 
@@ -252,6 +256,26 @@ def test_rows_may_leave_values_missing_only_where_the_model_can_fill_them(
     # No Impute node in the graph: a missing number cannot reach the network.
     assert response.status_code == 400, response.text
     assert "sepal width (cm)" in response.json()["detail"]
+
+
+def test_na_cells_are_missing_values_in_json_rows_and_in_a_csv_batch(
+    user_client: TestClient, models: dict[str, str]
+) -> None:
+    # Issue 19: training read "NA" as missing, but both routes refused it: "'NA' is not a number".
+    rows, _ = table_rows("diabetes", 3)
+    blank = [{**row, "bmi": None} for row in rows]
+    blank[1]["bp"] = None
+    marked = [{**row, "bmi": "NA"} for row in rows]
+    marked[1]["bp"] = "n/a"
+    expected = rows_of(user_client, models["diabetes_filled"], blank)
+    assert expected.status_code == 200, expected.text
+    by_json = rows_of(user_client, models["diabetes_filled"], marked)
+    assert by_json.status_code == 200, by_json.text
+    by_csv = csv_of(user_client, models["diabetes_filled"], as_csv(marked))
+    assert by_csv.status_code == 200, by_csv.text
+    want = [p["value"] for p in expected.json()["predictions"]]
+    assert np.allclose([p["value"] for p in by_json.json()["predictions"]], want)
+    assert np.allclose([p["value"] for p in by_csv.json()["predictions"]], want)
 
 
 def test_other_users_and_image_models(

@@ -9,9 +9,12 @@ import pytest
 
 from dragdl.engine.data.base import DatasetError
 from dragdl.engine.data.tables import (
+    MISSING_TOKENS,
     ColumnInfo,
     TableSource,
     builtin_table,
+    is_missing_text,
+    read_rows,
     read_table,
     rows_to_table,
 )
@@ -169,3 +172,43 @@ def test_column_info_json() -> None:
     info = ColumnInfo(name="c", kind="category", missing=2, categories=("a", "b"))
     assert info.to_json() == {"name": "c", "kind": "category", "missing": 2, "categories": ["a", "b"]}
     assert ColumnInfo.model_validate(info.to_json()) == info
+
+
+def test_one_set_of_missing_tokens_is_pandas_default() -> None:
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    assert set(STR_NA_VALUES) == MISSING_TOKENS
+
+
+def test_na_is_missing_in_a_file_in_prediction_rows_and_in_a_prediction_file(tmp_path: Path) -> None:
+    # Issue 19: training read "NA" as missing, while a CSV batch or REST row refused it as "not a number".
+    path = _write(tmp_path / "t.csv", "mass,island,sex\n3750,Torgersen,MALE\nNA,NA,NA\n3800, n/a ,null\n")
+    table = read_table(path)
+    assert table.kind("mass") == "number" and np.isnan(table.columns["mass"][1])
+    assert list(table.columns["island"]) == ["Torgersen", None, None]
+    schema = table.schema()
+    rows = [
+        {"mass": "NA", "island": "NA", "sex": "None"},
+        {"mass": " N/A ", "island": "#N/A", "sex": "MALE"},
+        {"mass": "3750", "island": "Torgersen", "sex": "NaN"},
+    ]
+    read = rows_to_table(rows, schema)
+    assert np.isnan(read.columns["mass"][:2]).all() and read.columns["mass"][2] == 3750
+    assert list(read.columns["island"]) == [None, None, "Torgersen"]
+    assert list(read.columns["sex"]) == [None, "MALE", None]
+    # The CLI reads a prediction file with read_rows: the same cells are missing there.
+    from_file = rows_to_table(read_rows(path), schema)
+    assert list(from_file.columns["island"]) == ["Torgersen", None, None]
+    assert is_missing_text(" NA ") and not is_missing_text("NAN?")
+
+
+def test_the_web_form_reads_the_same_missing_tokens() -> None:
+    """The prediction form parses its fields in the browser; its list is this one."""
+    import json
+    import re
+
+    source = Path(__file__).parents[3] / "frontend/src/features/models/tableForm.ts"
+    found = re.search(r"MISSING_TOKENS: ReadonlySet<string> = new Set\(\[(.*?)\]\)", source.read_text(), re.S)
+    assert found is not None
+    listed = json.loads("[" + found.group(1).strip().rstrip(",") + "]")
+    assert set(listed) | {""} == MISSING_TOKENS

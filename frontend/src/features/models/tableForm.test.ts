@@ -35,6 +35,13 @@ describe('the prediction form', () => {
     expect(formToRow(columns, {}).row).toEqual({ age: null, bmi: null, sex: null });
   });
 
+  it('reads the missing-value texts of a table file as missing, as the server does', () => {
+    expect(formToRow(columns, { age: 'NA', bmi: ' n/a ', sex: 'NULL' })).toEqual({
+      row: { age: null, bmi: null, sex: null },
+      problems: {},
+    });
+  });
+
   it('names the field that is wrong instead of sending it', () => {
     const { problems } = formToRow(columns, { age: 'sixty', bmi: '1,000', sex: 'other' });
     expect(problems).toEqual({ age: 'notNumber', bmi: 'notNumber', sex: 'unknownCategory' });

@@ -8,6 +8,32 @@ export type FormValues = Record<string, string>;
 
 export type FieldProblem = 'notNumber' | 'unknownCategory';
 
+/**
+ * Texts that mean a missing value, as the server reads every table (engine/data/tables.py
+ * MISSING_TOKENS, pandas' defaults; tests/engine/data/test_tables.py holds the two lists equal):
+ * "NA" in a number field is a missing value, as it was in the training file, not "not a number".
+ */
+export const MISSING_TOKENS: ReadonlySet<string> = new Set([
+  "#N/A",
+  "#N/A N/A",
+  "#NA",
+  "-1.#IND",
+  "-1.#QNAN",
+  "-NaN",
+  "-nan",
+  "1.#IND",
+  "1.#QNAN",
+  "<NA>",
+  "N/A",
+  "NA",
+  "NULL",
+  "NaN",
+  "None",
+  "n/a",
+  "nan",
+  "null",
+]);
+
 export function emptyForm(columns: readonly ColumnPublic[]): FormValues {
   return Object.fromEntries(columns.map((column) => [column.name, '']));
 }
@@ -36,7 +62,7 @@ export function formToRow(
   const problems: Record<string, FieldProblem> = {};
   for (const column of columns) {
     const text = (values[column.name] ?? '').trim();
-    if (!text) {
+    if (!text || MISSING_TOKENS.has(text)) {
       row[column.name] = null;
       continue;
     }

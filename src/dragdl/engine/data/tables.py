@@ -387,10 +387,10 @@ def rows_to_table(
 ) -> Table:
     """Rows of {column: value} read against the training schema.
 
-    A missing key, None or one of MISSING_TOKENS ("", "NA", ...) is a missing value (an Impute node may fill it), but a column no row
-    has is an error (a renamed or forgotten column), and so is a category the training table did not
-    hold; other keys are ignored (an id or the target column may come along). Errors name the row
-    (numbered from `first_row`, 1-based) and the column.
+    A missing key, None or one of MISSING_TOKENS ("", "NA", ...) is a missing value (an Impute node
+    may fill it), but a column no row has is an error (a renamed or forgotten column), and so is a
+    category the training table did not hold; other keys are ignored (an id or the target column may
+    come along). Errors name the row (numbered from `first_row`, 1-based) and the column.
     """
     if not rows:
         raise DatasetError("no rows to predict", field="rows", code="table_empty")
