@@ -4,49 +4,37 @@ The script is made of the node types' own code (`codegen()` of the dataset, oper
 nodes) and fixed blocks from `codegen_template.py` that reimplement the engine's split, seeding,
 data preparation and training loop, so that on the same seed (on CPU) it reaches the same test
 accuracy as `dragdl run`. It is laid out as `ruff format` would write it (see `codegen_format.py`).
+
+`Writer` writes what every script shares (configuration, network, training loop, the task kind's
+blocks); the dataset's input type chooses the writer of the data part (`codegen_inputs.py`).
 """
 
 from __future__ import annotations
 
-import keyword
 import sys
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from torch import nn
-
 from dragdl.engine.analysis.validate import Analysis, analyze
-from dragdl.engine.compile import codegen_tables as tables
+from dragdl.engine.compile import codegen_images, codegen_tables  # noqa: F401  (registrations)
 from dragdl.engine.compile import codegen_template as tpl
 from dragdl.engine.compile.codegen_format import WIDTH, expression, reflow, statement, string_literal
+from dragdl.engine.compile.codegen_inputs import WRITERS, DataPart, ScriptOp, ScriptWriter, identifiers
 from dragdl.engine.compile.codegen_regression import REGRESSION
-from dragdl.engine.data.base import DataContext
-from dragdl.engine.data.tables import TableSource
+from dragdl.engine.data.base import DataContext, Source
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.models.families import ScriptHelper
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, format_shape
-from dragdl.engine.nodes.tables import TableOpNode, TableParams
-from dragdl.engine.nodes.tables import _table_file as table_file
 from dragdl.engine.tasks.settings import RegressionConfig, TrainConfig
 
-TO_FLOAT = "v2.ToDtype(torch.float32, scale=True)"
-"""The engine's uint8 -> float32 in [0, 1] conversion (`data/stages.py: to_float`)."""
-FITTED_MARKER = "DATASET_MEAN"
-"""Operators whose code names this are fitted on the training images (Normalize, preset "dataset")."""
 _SCHEDULE_NOTES = {
     "step": "Multiply the learning rate by GAMMA every STEP_SIZE epochs.",
     "cosine": "Anneal the learning rate to 0 over the whole run, stepped every batch.",
     "onecycle": "One cycle over the whole run, stepped every batch: warm up to LR, then anneal.",
 }
-_RESERVED = frozenset(
-    {"x", "self", "torch", "nn", "np", "v2", "images", "train_idx", "transform", "train_transform"}
-    | {"eval_transform", "DATASET_MEAN", "DATASET_STD", "channel_stats", "super"}
-    | set(dir(nn.Module))
-)
 
 
 def generate_script(
@@ -54,52 +42,39 @@ def generate_script(
 ) -> str:
     """The training script of a valid graph. Raises GraphInvalid with every error otherwise, or with
     a `codegen_unsupported` error on a node that cannot be exported yet (a model node's
-    weights_path).
+    weights_path, an input type or a dataset source without a script).
 
     `fast_path` is what a run of the graph chose for its "auto" precision and memory format
     (report.json's `fast_path`): the script then trains in that configuration, as the run did."""
     analysis = analyze(graph, ctx)
     if analysis.errors:
         raise GraphInvalid(analysis.errors)
+    data_writer = _data_writer(analysis)
+    analysis, source = data_writer.compile(graph, ctx, analysis)
+    writer = Writer(analysis, ctx, fast_path, source)
+    return writer.script(data_writer.data(writer))
+
+
+def _data_writer(analysis: Analysis) -> ScriptWriter:
+    """The writer the dataset's input type chooses for its data part."""
     dataset_id = analysis.structure.dataset_id
-    if dataset_id is not None and analysis.structure.nodes[dataset_id].kind.type == "dataset.table":
-        # A One-hot's width is the categories of the training rows: compile as the engine does
-        # (fitting the operators) for the network's exact shapes. Tables are small.
-        from dragdl.engine.compile.plan import compile_graph
-
-        plan = compile_graph(graph, ctx)
-        assert isinstance(plan.source, TableSource)
-        return _Writer(plan.analysis, ctx, fast_path).table_script(plan.source.target)
-    return _Writer(analysis, ctx, fast_path).script()
-
-
-@dataclass(frozen=True)
-class _Op:
-    node_id: str
-    code: str
-    random: bool
-    needs_float: bool
+    assert dataset_id is not None  # a valid graph has its dataset
+    info = analysis.structure.nodes[dataset_id]
+    assert isinstance(info.kind, DatasetNode)
+    try:
+        writer = info.kind.input_type.script_writer(WRITERS)
+    except NotImplementedError as exc:
+        raise GraphInvalid(
+            [GraphError(code="codegen_unsupported", message=f"{info.label}: {exc}", node_id=dataset_id)]
+        ) from exc
+    if not isinstance(writer, ScriptWriter):
+        raise TypeError(
+            f"{info.kind.input_type.name}: a script writer must be a ScriptWriter, not {writer!r}"
+        )
+    return writer
 
 
-def identifiers(node_ids: list[str], reserved: frozenset[str] = _RESERVED) -> dict[str, str]:
-    """A distinct Python identifier per node id ('conv-1' -> conv_1, '2' -> n2, 'train' -> train_)."""
-    names: dict[str, str] = {}
-    taken = set(reserved)
-    for node_id in node_ids:
-        name = node_id.replace("-", "_")
-        if name[0].isdigit():
-            name = f"n{name}"
-        if keyword.iskeyword(name) or name in reserved:
-            name += "_"
-        candidate, n = name, 2
-        while candidate in taken:
-            candidate, n = f"{name}_{n}", n + 1
-        taken.add(candidate)
-        names[node_id] = candidate
-    return names
-
-
-def _blocks(helpers: list[str]) -> list[str]:
+def blocks(helpers: list[str]) -> list[str]:
     """Each definition block once (two nodes may carry the same module), without outer blank lines."""
     return [block.strip("\n") for block in dict.fromkeys(helpers)]
 
@@ -131,30 +106,6 @@ def _call(attribute: str, values: list[str]) -> str:
     return f"{attribute}({', '.join(values)})"
 
 
-def _compose(name: str, codes: list[str]) -> str:
-    """`name = v2.Compose([...])` in build_transforms, one operator per line from two on (the
-    trailing comma keeps ruff format from joining them)."""
-    if len(codes) < 2:
-        return statement(f"{name} = ", f"v2.Compose([{', '.join(codes)}])", 4)
-    items = [statement("", code, 12, tail=",") for code in codes]
-    return "\n".join([f"    {name} = v2.Compose(", "        [", *items, "        ]", "    )"])
-
-
-def _comment(text: str, indent: int) -> str:
-    prefix = " " * indent + "# "
-    return textwrap.fill(text, WIDTH, initial_indent=prefix, subsequent_indent=prefix)
-
-
-def _with_float(ops: list[_Op], at_end: bool = True) -> list[str]:
-    """Operator code with the uint8 -> float conversion where the engine does it: before the first
-    operator that needs floats, else (when `at_end`) after the last."""
-    at = next((i for i, op in enumerate(ops) if op.needs_float), None)
-    codes = [op.code for op in ops]
-    if at is None:
-        return [*codes, TO_FLOAT] if at_end else codes
-    return [*codes[:at], TO_FLOAT, *codes[at:]]
-
-
 def _fast_path_settings(
     config: TrainConfig | RegressionConfig, fast_path: dict[str, Any] | None
 ) -> tuple[str, str, str, str]:
@@ -174,9 +125,19 @@ def _fast_path_settings(
     return precision, layout, precision_note, layout_note
 
 
-class _Writer:
-    def __init__(self, analysis: Analysis, ctx: DataContext, fast_path: dict[str, Any] | None = None) -> None:
+class Writer:
+    """Writes a script's shared parts; the input type's `ScriptWriter` asks it for node code."""
+
+    def __init__(
+        self,
+        analysis: Analysis,
+        ctx: DataContext,
+        fast_path: dict[str, Any] | None = None,
+        source: Source | None = None,
+    ) -> None:
         self.analysis = analysis
+        self.source = source
+        """The opened dataset, when the input type's writer compiled the graph (`ScriptWriter.compile`)."""
         self.fast_path = fast_path
         self.structure = analysis.structure
         self.ctx = ctx
@@ -190,11 +151,8 @@ class _Writer:
         self.imports: set[str] = set()
         self.transfer: str | None = None
         """The Net attribute of the model node, whose param_groups() the optimizer takes."""
-        self.op_helpers: list[str] = []
-        """Definitions the operators' code calls (a module of DragDL's own, carried whole),
-        written before the data section."""
 
-    def _node_code(self, node_id: str, codegen: Callable[..., str], *args: Any) -> str:
+    def node_code(self, node_id: str, codegen: Callable[..., str], *args: Any) -> str:
         try:
             return codegen(*args)
         except NotImplementedError as exc:
@@ -207,89 +165,24 @@ class _Writer:
 
     # -- sections --------------------------------------------------------------------------------
 
-    def script(self) -> str:
-        body = self._dataset_body()
-        data = tpl.LOAD_DATASET_HEAD + body + "\n\n" + self.blocks.split
-        data += "\n" + tpl.SEEDS
-        ops = self._ops()
-        fitted = any(FITTED_MARKER in op.code for op in ops)
-        if fitted:
-            data += "\n" + tpl.CHANNEL_STATS
-        augmented = any(op.random for op in ops)
-        data += "\n" + tpl.PREPARE + "\n\n" + self._transforms(ops)
-        data += "\n" + (tpl.AUGMENTED_BATCHES if augmented else tpl.SHUFFLED_BATCHES)
+    def script(self, part: DataPart) -> str:
+        """The whole script around the input type's data part."""
         b = self.blocks
-        main = b.main_head + (b.main_augmented if augmented else b.main_precomputed)
-        main += b.main_summary + b.main_tail
         network = self._network()  # before the imports: model nodes add some
+        train = self._train().replace(" training images,", f" training {part.samples},")
         parts = [
             self._docstring(),
-            self._imports(),
-            self._config(uses_data_dir="DATA_DIR" in body) + tpl.TYPES,
-            *_blocks(self.op_helpers),
-            data,
+            self._imports(part.stdlib_imports, part.third_party_imports),
+            self._config(uses_data_dir="DATA_DIR" in part.data) + part.types,
+            *blocks(list(part.helpers)),
+            part.data,
             network,
             tpl.DEVICE + "\n" + b.evaluate,
-            self._train(),
-            b.report + main,
+            train,
+            b.report + part.main + b.main_tail,
         ]
-        head, *rest = (part.strip("\n") for part in parts)
+        head, *rest = (p.strip("\n") for p in parts)
         return head + "\n\n" + rest[0] + "\n\n" + "\n\n\n".join(rest[1:]) + "\n"
-
-    def table_script(self, target: str) -> str:
-        """The script of a table graph: load_table, the operators' fit/transform functions and
-        build_features in place of the image loading and transforms."""
-        s = self.structure
-        assert s.dataset_id is not None
-        params = s.nodes[s.dataset_id].params
-        assert isinstance(params, TableParams)
-        if params.source == "uploaded":
-            params = params.model_copy(update={"source": "file", "path": self._uploaded_file(params)})
-        code = self._node_code(s.dataset_id, tables.dataset_code, params, target)
-        body = self._body(code)
-        ops = []
-        for node_id in s.pipeline:
-            info = s.nodes[node_id]
-            assert info.params is not None and isinstance(info.kind, TableOpNode)
-            ops.append(tables.TableOp(node_id, info.kind, info.params))
-            self._node_code(node_id, tables.step_code, ops[-1])  # codegen_unsupported
-        names = identifiers([op.node_id for op in ops], _RESERVED | tables.reserved())
-        data = tables.LOAD_TABLE_HEAD + body + "\n"
-        if "read_column(" in body:
-            data += "\n" + tables.READ_COLUMN
-        data += "\n" + self.blocks.split + "\n" + tpl.DERIVE_SEED + "\n" + tables.COMMON
-        helpers = tables.helpers(ops)
-        data += "\n\n" + (helpers + "\n\n\n" if helpers else "") + tables.FEATURES.strip("\n")
-        data += "\n\n\n" + tables.build_features(ops, names)
-        if not self.regression:
-            data += "\n" + tables.CLASS_LABELS
-        data += "\n" + tables.SHUFFLED_BATCHES
-        b = self.blocks
-        targets = tables.REGRESSION_TARGETS if self.regression else tables.CLASSIFICATION_TARGETS
-        summary = b.main_summary.replace(" images", " rows")
-        main = tables.MAIN_HEAD + targets + tables.MAIN_SPLITS + summary + b.main_tail
-        network = self._network()
-        parts = [
-            self._docstring(),
-            self._imports(tables.STDLIB_IMPORTS, tables.THIRD_PARTY_IMPORTS),
-            self._config(uses_data_dir="DATA_DIR" in body) + tables.TYPES,
-            data,
-            network,
-            tpl.DEVICE + "\n" + b.evaluate,
-            self._train().replace(" training images,", " training rows,"),
-            b.report + main,
-        ]
-        head, *rest = (part.strip("\n") for part in parts)
-        return head + "\n\n" + rest[0] + "\n\n" + "\n\n\n".join(rest[1:]) + "\n"
-
-    def _uploaded_file(self, params: TableParams) -> str:
-        """The file of an uploaded table, where it is stored (relative to the data dir when under it:
-        the script reads it as DATA_DIR / path). compile_graph has opened it already."""
-        entry = self.ctx.uploaded[params.dataset_id or ""]
-        folder = entry.path if entry.path.is_absolute() else self.ctx.data_dir / entry.path
-        path = table_file(folder, "dataset_id").resolve()
-        data_dir = self.ctx.data_dir.resolve()
-        return str(path.relative_to(data_dir)) if path.is_relative_to(data_dir) else str(path)
 
     def _docstring(self) -> str:
         graph = self.analysis.graph
@@ -310,11 +203,7 @@ class _Writer:
         text = "\n\n".join(paragraphs).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
         return f'"""{text}\n"""\n'
 
-    def _imports(
-        self,
-        stdlib_imports: tuple[str, ...] = tpl.STDLIB_IMPORTS,
-        third_imports: tuple[str, ...] = tpl.THIRD_PARTY_IMPORTS,
-    ) -> str:
+    def _imports(self, stdlib_imports: tuple[str, ...], third_imports: tuple[str, ...]) -> str:
         stdlib, third = set(stdlib_imports), set(third_imports)
         for line in self.imports:
             top = line.split()[1].split(".")[0]
@@ -370,15 +259,29 @@ class _Writer:
             lines.append(statement("DATA_DIR = ", f"Path({string_literal(str(self.ctx.data_dir))})"))
         return "\n".join(lines) + "\n"
 
-    def _dataset_body(self) -> str:
+    def dataset_body(self) -> str:
+        """The dataset node's own code (`DatasetNode.codegen`) as the body of the script's loader."""
         assert self.structure.dataset_id is not None
         info = self.structure.nodes[self.structure.dataset_id]
         kind = info.kind
         assert isinstance(kind, DatasetNode) and info.params is not None
-        code = self._node_code(self.structure.dataset_id, kind.codegen, info.params)
-        return self._body(code)
+        return self.body(self.node_code(self.structure.dataset_id, kind.codegen, info.params))
 
-    def _body(self, code: str) -> str:
+    def operators(self) -> tuple[list[ScriptOp], list[str]]:
+        """The operator nodes in pipeline order, each its own expression (`OpNode.codegen`), and the
+        definitions their code calls (a module of DragDL's own, carried whole)."""
+        ops, helpers = [], []
+        for node_id in self.structure.pipeline:
+            info = self.structure.nodes[node_id]
+            kind = info.kind
+            assert isinstance(kind, OpNode) and info.params is not None
+            shape = self.analysis.shapes[self.structure.inputs[node_id][0]]
+            code = self.node_code(node_id, kind.codegen, info.params, shape)
+            ops.append(ScriptOp(node_id, expression(code), kind.random, kind.needs_float))
+            helpers += self.script_helpers(kind.script_helpers(info.params))
+        return ops, helpers
+
+    def body(self, code: str) -> str:
         """A dataset's code as a function body: its top-level imports go to the script's top."""
         kept: list[str] = []
         after_import = False
@@ -390,66 +293,6 @@ class _Writer:
                 kept.append(line)
                 after_import = False
         return reflow("\n".join(kept), 4)
-
-    def _ops(self) -> list[_Op]:
-        ops = []
-        for node_id in self.structure.pipeline:
-            info = self.structure.nodes[node_id]
-            kind = info.kind
-            assert isinstance(kind, OpNode) and info.params is not None
-            shape = self.analysis.shapes[self.structure.inputs[node_id][0]]
-            code = self._node_code(node_id, kind.codegen, info.params, shape)
-            ops.append(_Op(node_id, expression(code), kind.random, kind.needs_float))
-            self.op_helpers += self._script_helpers(kind.script_helpers(info.params))
-        return ops
-
-    def _transforms(self, ops: list[_Op]) -> str:
-        names = identifiers([op.node_id for op in ops])
-        lines = [tpl.TRANSFORMS_HEAD.strip("\n")]
-        resolved: list[_Op] = []
-        for op in ops:
-            if FITTED_MARKER not in op.code:
-                resolved.append(op)
-                continue
-            # channel_stats converts to float at the end itself.
-            before = _with_float([o for o in resolved if not o.random], at_end=False)
-            name = names[op.node_id]
-            lines.append(
-                _comment(
-                    f"{op.node_id} normalizes with statistics of the training images as they reach "
-                    "it, after the deterministic operators before it.",
-                    4,
-                )
-            )
-            lines.append(
-                statement(
-                    "DATASET_MEAN, DATASET_STD = ",
-                    f"channel_stats(images, train_idx, [{', '.join(before)}])",
-                    4,
-                )
-            )
-            lines.append(statement(f"{name} = ", op.code, 4))
-            resolved.append(_Op(op.node_id, name, op.random, op.needs_float))
-        order = ", ".join(op.node_id for op in ops) or "none"
-        if any(op.random for op in ops):
-            lines.append(
-                _comment(f"Operators in graph order: {order}; random ones on training images only.", 4)
-            )
-            lines.append(_compose("train_transform", _with_float(resolved)))
-            deterministic = [op for op in resolved if not op.random]
-            lines.append(_compose("eval_transform", _with_float(deterministic)))
-            lines.append("    return train_transform, eval_transform")
-        else:
-            lines.append(
-                _comment(
-                    f"Operators in graph order: {order}. None is random, so training and evaluation "
-                    "images get the same transforms.",
-                    4,
-                )
-            )
-            lines.append(_compose("transform", _with_float(resolved)))
-            lines.append("    return transform, transform")
-        return "\n".join(lines) + "\n"
 
     def _network(self) -> str:
         """class Net: one attribute per layer node (named after it), forward in graph order."""
@@ -468,21 +311,21 @@ class _Writer:
             in_shapes = [self.analysis.shapes[source] for source in s.inputs[node_id]]
             ctx = self.analysis.shape_context(node_id)
             if isinstance(kind, ModelNode):
-                code = self._node_code(node_id, kind.codegen, info.params, in_shapes[0], ctx)
+                code = self.node_code(node_id, kind.codegen, info.params, in_shapes[0], ctx)
                 helpers += self._model_helpers(kind.script_helpers(info.params))
                 self.transfer = names[node_id]
             else:
                 assert isinstance(kind, LayerNode)
-                code = self._node_code(node_id, kind.codegen, info.params, in_shapes, ctx)
-                helpers += self._script_helpers(kind.script_helpers(info.params))
+                code = self.node_code(node_id, kind.codegen, info.params, in_shapes, ctx)
+                helpers += self.script_helpers(kind.script_helpers(info.params))
             attribute = f"self.{names[node_id]}"
             init.append(statement(f"{attribute} = ", expression(code), 8))
             calls.append((node_id, partial(_call, attribute)))
         argument, forward = self._forward(layers, calls, names)
-        blocks = [block + "\n\n" for block in _blocks(helpers)]
+        defined = [block + "\n\n" for block in blocks(helpers)]
         lines = [
             "# --- Network " + "-" * 74,
-            *blocks,
+            *defined,
             "class Net(nn.Module):",
             '    """The layer nodes: one attribute each, named after the node id."""',
             "",
@@ -514,9 +357,9 @@ class _Writer:
         """The script definitions (and their imports) a model node's code calls: the transfer
         model's, then its backbone family's."""
         self.imports.update(tpl.TRANSFER_IMPORTS)
-        return [tpl.TRANSFER, *self._script_helpers(family_helpers)]
+        return [tpl.TRANSFER, *self.script_helpers(family_helpers)]
 
-    def _script_helpers(self, helpers: tuple[ScriptHelper, ...]) -> list[str]:
+    def script_helpers(self, helpers: tuple[ScriptHelper, ...]) -> list[str]:
         """The definitions a node's code calls; their imports go to the script's top."""
         for helper in helpers:
             self.imports.update(helper.imports)

@@ -6,7 +6,8 @@ operator writes itself (`TableOpNode.script_functions`: a pair of plain function
 `fit` and `<op>` as `apply`; `script_step`: how `build_features` calls them); this module only
 assembles them: the functions of the operators the graph uses, then `build_features`, which runs
 them in graph order and stacks the float32 (N, F) network input (`data/table_pipeline.py`).
-Batches are indexed out of that tensor like precomputed images.
+Batches are indexed out of that tensor like precomputed images. `TableScript` is the `table` input
+type's writer of the data part (`codegen_inputs.py`).
 """
 
 from __future__ import annotations
@@ -16,14 +17,31 @@ import json
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from dragdl.engine.analysis.validate import Analysis
+from dragdl.engine.compile import codegen_template as tpl
 from dragdl.engine.compile.codegen_format import WIDTH, statement
+from dragdl.engine.compile.codegen_inputs import (
+    RESERVED,
+    DataPart,
+    ScriptWriter,
+    identifiers,
+    register_script_writer,
+)
+from dragdl.engine.data.base import DataContext, Source
+from dragdl.engine.data.tables import TableSource
+from dragdl.engine.graph.spec import Graph
+from dragdl.engine.inputs.tables import TABLE
 from dragdl.engine.nodes.datasets_code import path_code
 from dragdl.engine.nodes.registry import all_node_types
 from dragdl.engine.nodes.tables import TableOpNode, TableParams
+from dragdl.engine.nodes.tables import _table_file as table_file
+
+if TYPE_CHECKING:
+    from dragdl.engine.compile.codegen import Writer
 
 TYPES = """
 # A table: float64 numbers (NaN where missing) or text (None where missing) per column.
@@ -251,3 +269,67 @@ def build_features(ops: Sequence[TableOp], names: dict[str, str]) -> str:
         lines += step_lines(op, names[op.node_id])
     lines.append("    return to_features(columns)")
     return "\n".join(lines) + "\n"
+
+
+class TableScript(ScriptWriter):
+    """load_table, the operators' fit/transform functions and build_features."""
+
+    def compile(
+        self, graph: Graph | dict[str, object], ctx: DataContext, analysis: Analysis
+    ) -> tuple[Analysis, Source | None]:
+        # A One-hot's width is the categories of the training rows: compile as the engine does
+        # (fitting the operators) for the network's exact shapes. Tables are small.
+        from dragdl.engine.compile.plan import compile_graph
+
+        plan = compile_graph(graph, ctx)
+        return plan.analysis, plan.source
+
+    def data(self, writer: Writer) -> DataPart:
+        s = writer.structure
+        assert s.dataset_id is not None and isinstance(writer.source, TableSource)
+        params = s.nodes[s.dataset_id].params
+        assert isinstance(params, TableParams)
+        if params.source == "uploaded":
+            params = params.model_copy(update={"source": "file", "path": _uploaded_file(writer, params)})
+        body = writer.body(writer.node_code(s.dataset_id, dataset_code, params, writer.source.target))
+        ops = []
+        for node_id in s.pipeline:
+            info = s.nodes[node_id]
+            assert info.params is not None and isinstance(info.kind, TableOpNode)
+            ops.append(TableOp(node_id, info.kind, info.params))
+            writer.node_code(node_id, step_code, ops[-1])  # codegen_unsupported
+        names = identifiers([op.node_id for op in ops], RESERVED | reserved())
+        data = LOAD_TABLE_HEAD + body + "\n"
+        if "read_column(" in body:
+            data += "\n" + READ_COLUMN
+        data += "\n" + writer.blocks.split + "\n" + tpl.DERIVE_SEED + "\n" + COMMON
+        functions = helpers(ops)
+        data += "\n\n" + (functions + "\n\n\n" if functions else "") + FEATURES.strip("\n")
+        data += "\n\n\n" + build_features(ops, names)
+        if not writer.regression:
+            data += "\n" + CLASS_LABELS
+        data += "\n" + SHUFFLED_BATCHES
+        targets = REGRESSION_TARGETS if writer.regression else CLASSIFICATION_TARGETS
+        summary = writer.blocks.main_summary.replace(" images", " rows")
+        return DataPart(
+            stdlib_imports=STDLIB_IMPORTS,
+            third_party_imports=THIRD_PARTY_IMPORTS,
+            types=TYPES,
+            data=data,
+            main=MAIN_HEAD + targets + MAIN_SPLITS + summary,
+            samples="rows",
+        )
+
+
+def _uploaded_file(writer: Writer, params: TableParams) -> str:
+    """The file of an uploaded table, where it is stored (relative to the data dir when under it:
+    the script reads it as DATA_DIR / path). compile_graph has opened it already."""
+    ctx = writer.ctx
+    entry = ctx.uploaded[params.dataset_id or ""]
+    folder = entry.path if entry.path.is_absolute() else ctx.data_dir / entry.path
+    path = table_file(folder, "dataset_id").resolve()
+    data_dir = ctx.data_dir.resolve()
+    return str(path.relative_to(data_dir)) if path.is_relative_to(data_dir) else str(path)
+
+
+register_script_writer(TABLE.name, TableScript())

@@ -121,3 +121,18 @@ class InputType(ABC):
         """What a model row keeps of a bundle of this type, beside its task (listing models reads no
         bundle): e.g. a table model's input columns and target."""
         return {}
+
+    # -- exported scripts ------------------------------------------------------------------------
+
+    def script_writer(self, writers: Mapping[str, object]) -> object:
+        """What writes this type's data part of an exported training script (reading the dataset,
+        the operators, batching), chosen from `writers`, the code generator's by input type name.
+
+        The writers live in `compile/` (`codegen_<type>.py`): they call the nodes' own code, and this
+        package sits below `nodes` and `compile`. An input type may answer another type's writer or
+        one of its own; without one it cannot be exported, and NotImplementedError says so (the code
+        generator reports it as `codegen_unsupported` on the dataset node)."""
+        writer = writers.get(self.name)
+        if writer is None:
+            raise NotImplementedError(f"{self.title} cannot be exported as a training script yet")
+        return writer
