@@ -1,11 +1,14 @@
 """The compose topology on one host without Docker: a Ray head without CPUs, a Ray worker, and the API
-container's command (deploy/docker/dragdl-serve) joining them; a task submitted to the API trains on
-the worker (the only node with a CPU) and writes its model into the shared data dir."""
+container's command (deploy/docker/dragdl-serve) joining them, all with Ray's token authentication
+as docker-compose.yml and the Kubernetes config set it; a task submitted to the API trains on the
+worker (the only node with a CPU) and writes its model into the shared data dir, and a client
+without the token is refused by the cluster."""
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -67,8 +70,9 @@ def _process(command: list[str], log: Path, env: dict[str, str]) -> Iterator[sub
             process.wait(timeout=10)
 
 
-def _ray_healthy(address: str) -> bool:
-    return subprocess.run([RAY, "health-check", "--address", address], capture_output=True).returncode == 0
+def _ray_healthy(address: str, env: dict[str, str]) -> bool:
+    command = [RAY, "health-check", "--address", address]
+    return subprocess.run(command, capture_output=True, env=env, timeout=60).returncode == 0
 
 
 def _node_args(stack: ExitStack, name: str) -> list[str]:
@@ -92,11 +96,16 @@ def test_a_task_trains_on_the_ray_worker_of_the_api_cluster(tmp_path: Path) -> N
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "RAY_USAGE_STATS_ENABLED": "0",
-        # As docker-compose.yml and the Kubernetes config set it: Ray is reachable on the private
-        # network alone. Without it, a head enables token authentication whenever a token file
-        # exists in the home directory, and the health check and the API would need that token.
-        "RAY_AUTH_MODE": "disabled",
+        # As docker-compose.yml and the Kubernetes config set them: every node and the API present
+        # the same token (the operator's secret), and a worker given no GPU sees none.
+        "RAY_AUTH_MODE": "token",
+        "RAY_AUTH_TOKEN": secrets.token_hex(32),
+        "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO": "1",
+        "RAY_TRAIN_HEALTH_CHECK_INTERVAL_S": "0.25",
     }
+    env.pop("RAY_AUTH_TOKEN_PATH", None)
+    # A client on the cluster network without the secret: Ray's own default mode, no token.
+    stranger = {key: value for key, value in env.items() if not key.startswith("RAY_AUTH_")}
     address = f"127.0.0.1:{free_port()}"
     api_port = free_port()
     data_dir = tmp_path / "data"
@@ -112,7 +121,8 @@ def test_a_task_trains_on_the_ray_worker_of_the_api_cluster(tmp_path: Path) -> N
             "--block",
         ]
         stack.enter_context(_process(head, tmp_path / "head.log", env))
-        _wait_for(lambda: _ray_healthy(address), 90, "the Ray head", tmp_path / "head.log")
+        _wait_for(lambda: _ray_healthy(address, env), 90, "the Ray head", tmp_path / "head.log")
+        assert not _ray_healthy(address, stranger), "the Ray head answered a client without the token"
 
         worker = [RAY, "start", f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1", store]
         worker += _node_args(stack, "worker")
