@@ -146,4 +146,5 @@ def test_the_stored_description_of_a_table_stays_small(user_client: TestClient) 
     assert len(listing.content) < 64 * 1024, f"the dataset list is {len(listing.content)} bytes"
     [column] = [c for c in listing.json()["data"][0]["columns"] if c["name"] == "cat"]
     assert len(column["categories"]) == table_upload.INFO_CATEGORIES
+    assert column["category_count"] == count  # the real count, as the web UI shows it
     assert all(len(value) <= table_upload.INFO_CATEGORY_CHARS for value in column["categories"])

@@ -1185,9 +1185,14 @@ export interface components {
             missing: number;
             /**
              * Categories
-             * @description The values of a category column, sorted; empty for numbers.
+             * @description The values of a category column, sorted; empty for numbers. An uploaded table's description keeps the first 20 (cut to 100 characters): `category_count` has them all.
              */
             categories?: string[];
+            /**
+             * Category Count
+             * @description How many distinct values the column holds (0 for numbers), however many are listed.
+             */
+            category_count?: number;
         };
         /**
          * Credentials

@@ -68,6 +68,8 @@ function MyAccount({ account }: { account: Polled<Account> }) {
             <dd>{number(limits.max_cpus_per_task)}</dd>
             <dt>{t('account.gpus')}</dt>
             <dd>{number(limits.max_gpus_per_task)}</dd>
+            <dt>{t('account.workers')}</dt>
+            <dd>{number(limits.max_workers_per_task)}</dd>
           </dl>
           <p className="muted">{t('account.limitsHelp')}</p>
         </section>

@@ -11,6 +11,7 @@ const user: UserPublic = {
   artifact_quota_bytes: null,
   max_cpus_per_task: 2.5,
   max_gpus_per_task: 0,
+  max_workers_per_task: 4,
   created_at: '2026-11-23T10:00:00Z',
 };
 
@@ -22,6 +23,7 @@ describe('limit drafts', () => {
       artifact_quota_bytes: '',
       max_cpus_per_task: '2.5',
       max_gpus_per_task: '0',
+      max_workers_per_task: '4',
     });
   });
 
@@ -34,6 +36,7 @@ describe('limit drafts', () => {
         artifact_quota_bytes: 512 * 1024 ** 2,
         max_cpus_per_task: 2.5,
         max_gpus_per_task: 0,
+        max_workers_per_task: 4,
       },
     });
   });
@@ -43,5 +46,17 @@ describe('limit drafts', () => {
     expect(updateOf({ ...draftOf(user), max_cpus_per_task: '0' })).toEqual({ invalid: 'max_cpus_per_task' });
     expect(updateOf({ ...draftOf(user), max_running_tasks: '1.5' })).toEqual({ invalid: 'max_running_tasks' });
     expect(updateOf({ ...draftOf(user), dataset_quota_bytes: 'lots' })).toEqual({ invalid: 'dataset_quota_bytes' });
+    expect(updateOf({ ...draftOf(user), max_workers_per_task: '0' })).toEqual({ invalid: 'max_workers_per_task' });
+    expect(updateOf({ ...draftOf(user), max_workers_per_task: '2.5' })).toEqual({ invalid: 'max_workers_per_task' });
+  });
+
+  it("edits the cap on a distributed run's workers, empty for the server default", () => {
+    expect(draftOf({ ...user, max_workers_per_task: null }).max_workers_per_task).toBe('');
+    expect(updateOf({ ...draftOf(user), max_workers_per_task: '8' })).toMatchObject({
+      update: { max_workers_per_task: 8 },
+    });
+    expect(updateOf({ ...draftOf(user), max_workers_per_task: ' ' })).toMatchObject({
+      update: { max_workers_per_task: null },
+    });
   });
 });

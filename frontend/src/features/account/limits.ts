@@ -7,6 +7,7 @@ export const LIMIT_FIELDS = [
   'artifact_quota_bytes',
   'max_cpus_per_task',
   'max_gpus_per_task',
+  'max_workers_per_task',
 ] as const;
 export type LimitField = (typeof LIMIT_FIELDS)[number];
 export type LimitDraft = Record<LimitField, string>;
@@ -14,7 +15,14 @@ export type LimitDraft = Record<LimitField, string>;
 const GIB = 1024 ** 3;
 /** Quotas are typed in GiB (decimals allowed) and stored in bytes. */
 const IN_GIB: ReadonlySet<LimitField> = new Set(['dataset_quota_bytes', 'artifact_quota_bytes']);
-const WHOLE: ReadonlySet<LimitField> = new Set(['max_running_tasks', 'dataset_quota_bytes', 'artifact_quota_bytes']);
+const WHOLE: ReadonlySet<LimitField> = new Set([
+  'max_running_tasks',
+  'dataset_quota_bytes',
+  'artifact_quota_bytes',
+  'max_workers_per_task',
+]);
+/** Limits that must be above 0 (a task needs a CPU, a run at least one worker). */
+const POSITIVE: ReadonlySet<LimitField> = new Set(['max_cpus_per_task', 'max_workers_per_task']);
 
 /** What the form shows for a user: their own limits, an empty field where the server default applies. */
 export function draftOf(user: UserPublic): LimitDraft {
@@ -36,7 +44,7 @@ export function updateOf(draft: LimitDraft): { update: UserUpdate } | { invalid:
       continue;
     }
     const number = Number(text);
-    if (!Number.isFinite(number) || number < 0 || (field === 'max_cpus_per_task' && number === 0)) {
+    if (!Number.isFinite(number) || number < 0 || (POSITIVE.has(field) && number === 0)) {
       return { invalid: field };
     }
     const value = IN_GIB.has(field) ? number * GIB : number;

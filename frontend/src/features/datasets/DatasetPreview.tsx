@@ -5,6 +5,7 @@ import { PALETTE } from '../monitor/echarts';
 import { usePolling } from '../tasks/usePolling';
 import { PageState } from '../tasks/widgets';
 import { getDataset, type DatasetDetail } from './api';
+import { categorySummary } from './columns';
 
 function countsOption(dataset: DatasetDetail, imagesLabel: string) {
   const names = dataset.classes.map((c) => c.name);
@@ -35,6 +36,18 @@ function countsOption(dataset: DatasetDetail, imagesLabel: string) {
       },
     ],
   };
+}
+
+/** A column's first values, and how many it holds in all when that is more than are shown. */
+function CategoryCell({ column }: { column: NonNullable<DatasetDetail['columns']>[number] }) {
+  const { t, i18n } = useTranslation();
+  const { shown, count, more } = categorySummary(column);
+  return (
+    <td className="muted" data-category-count={count}>
+      <span translate="no">{shown.join(', ')}</span>
+      {more > 0 && ` … ${t('datasets.categoryCount', { count, formatted: count.toLocaleString(i18n.language) })}`}
+    </td>
+  );
 }
 
 /** A table dataset: its rows and its columns (kind, missing values, categories). */
@@ -79,10 +92,7 @@ function TablePreview({ dataset, onClose }: { dataset: DatasetDetail; onClose: (
                 </th>
                 <td>{t(`datasets.columnKind.${column.kind}`)}</td>
                 <td className="num">{column.missing}</td>
-                <td className="muted" translate="no">
-                  {(column.categories ?? []).slice(0, 12).join(', ')}
-                  {(column.categories ?? []).length > 12 ? ', …' : ''}
-                </td>
+                <CategoryCell column={column} />
               </tr>
             ))}
           </tbody>

@@ -26,7 +26,14 @@ class ColumnPublic(BaseModel):
     kind: Literal["number", "category"]
     missing: int = Field(0, description="Missing values in the training table.")
     categories: list[str] = Field(
-        default_factory=list, description="The values of a category column, sorted; empty for numbers."
+        default_factory=list,
+        description="The values of a category column, sorted; empty for numbers. An uploaded table's "
+        "description keeps the first 20 (cut to 100 characters): `category_count` has them all.",
+    )
+    category_count: int = Field(
+        # Descriptions written before the count (and models' columns, which list them all) count the list.
+        default_factory=lambda data: len(data["categories"]),
+        description="How many distinct values the column holds (0 for numbers), however many are listed.",
     )
 
 
