@@ -20,14 +20,39 @@ export function searchKind(field: FieldSpec): 'float' | 'int' | 'choice' | null 
   if (field.locked) return null;
   if (field.kind === 'number') return 'float';
   if (field.kind === 'integer') return 'int';
+  // An optional number ('auto' | int: a Linear's width) is searched as its number.
+  if (field.kind === 'choiceOrNumber') return field.integer ? 'int' : 'float';
   if (field.kind === 'enum' || field.kind === 'boolean') return 'choice';
   return null;
 }
 
+/** Whole numbers: an integer field, or the number of a choice-or-number field. */
+export const isWholeField = (field: FieldSpec) =>
+  field.kind === 'integer' || (field.kind === 'choiceOrNumber' && field.integer === true);
+
 export const isScalar = (value: unknown): value is SearchScalar =>
   typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean';
 
-/** A first search around the field's current value, inside its bounds: the user narrows it. */
+/**
+ * `value` moved inside the field's bounds: onto `minimum`/`maximum`, or just inside an exclusive
+ * bound (a Dropout probability below 1 becomes 0.99, never 1; a learning rate above 0 keeps 1e-4).
+ */
+export function clampToField(field: FieldSpec, value: number, whole: boolean): number {
+  const { minimum, maximum, exclusiveMinimum: above, exclusiveMaximum: below } = field;
+  const span = (maximum ?? below ?? NaN) - (minimum ?? above ?? NaN);
+  const margin = (bound: number) => (whole ? 1 : Number.isFinite(span) ? span * 0.01 : Math.abs(bound) * 0.01 || 0.01);
+  let v = value;
+  if (minimum !== undefined && v < minimum) v = minimum;
+  if (above !== undefined && v <= above) v = above + margin(above);
+  if (maximum !== undefined && v > maximum) v = maximum;
+  if (below !== undefined && v >= below) v = below - margin(below);
+  return whole ? Math.round(v) : round(v);
+}
+
+/**
+ * A first search around the field's current value, inside its own bounds (exclusive ones too): the
+ * user narrows it. Every searchable param of the catalog pre-fills a range its model accepts.
+ */
 export function defaultSpec(field: FieldSpec, value: JsonValue | undefined): SearchSpec | null {
   const kind = searchKind(field);
   const current = value === undefined ? field.default : value;
@@ -36,24 +61,38 @@ export function defaultSpec(field: FieldSpec, value: JsonValue | undefined): Sea
     return options.length ? { type: 'choice', values: options } : null;
   }
   if (kind === null) return null;
-  const low = field.minimum ?? field.exclusiveMinimum;
-  const high = field.maximum ?? field.exclusiveMaximum;
+  const whole = kind === 'int';
+  const clip = (v: number) => clampToField(field, v, whole);
   const base = typeof current === 'number' && Number.isFinite(current) && current !== 0 ? current : null;
-  if (kind === 'int') {
-    const centre = base ?? Math.max(1, low ?? 1);
-    const from = Math.max(low ?? -Infinity, Math.floor(centre / 2));
-    const to = Math.min(high ?? Infinity, Math.max(from + 1, centre * 2));
+  if (whole) {
+    // No number yet ('auto'): a width's usual span, 16 to 256 on a log scale.
+    if (base === null && field.kind === 'choiceOrNumber') {
+      const from = clip(16);
+      const to = clip(256);
+      if (to > from) return { type: 'int', low: from, high: to, log: from > 0, step: 1 };
+    }
+    const centre = base ?? clip(1);
+    const from = clip(Math.floor(centre / 2));
+    const to = clip(Math.max(from + 1, centre * 2));
     return { type: 'int', low: from, high: to, log: false, step: 1 };
   }
-  if (base !== null && base > 0) {
-    // A positive real (a learning rate, a weight decay): a decade either side, on a log scale.
-    const from = Math.max(low ?? 0, base / 10);
-    const to = Math.min(high ?? Infinity, base * 10);
-    if (from > 0 && to > from) return { type: 'float', low: round(from), high: round(to), log: true };
+  const low = field.minimum ?? field.exclusiveMinimum;
+  const high = field.maximum ?? field.exclusiveMaximum;
+  // A value in an interval of at most 1 (a probability, a momentum): linear, half of it either side.
+  const narrow = low !== undefined && high !== undefined && high - low <= 1;
+  if (base !== null && base > 0 && !narrow) {
+    // A positive real with room (a learning rate, a weight decay): a decade either side, log scale.
+    const from = clip(base / 10);
+    const to = clip(base * 10);
+    if (from > 0 && to > from) return { type: 'float', low: from, high: to, log: true };
   }
-  const from = low ?? 0;
-  const to = high ?? from + 1;
-  return { type: 'float', low: from, high: field.exclusiveMaximum !== undefined ? round(to * 0.9) : to, log: false };
+  if (base !== null && narrow) {
+    const from = clip(base - (high - low) / 4);
+    const to = clip(base + (high - low) / 4);
+    if (to > from) return { type: 'float', low: from, high: to, log: false };
+  }
+  const from = clip(low ?? 0);
+  return { type: 'float', low: from, high: clip(high ?? from + 1), log: false };
 }
 
 const round = (value: number) => Number(value.toPrecision(6));

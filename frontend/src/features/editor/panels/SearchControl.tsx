@@ -9,6 +9,7 @@ import { optionLabel, type FieldSpec } from '../logic/schemaForm';
 import {
   defaultSpec,
   isScalar,
+  isWholeField,
   parseChoices,
   searchKind,
   specProblem,
@@ -114,7 +115,7 @@ export function SearchControl({ field, value, spec, onChange }: Props) {
         </label>
       </div>
     );
-  } else if (spec && field.kind === 'integer') {
+  } else if (spec && isWholeField(field)) {
     body = (
       <div className="search__range">
         <DraftInput
@@ -155,7 +156,7 @@ export function SearchControl({ field, value, spec, onChange }: Props) {
   }
 
   // Whole numbers may be searched as a range or as a list (batch sizes: 32, 64, 128).
-  const modeSwitch = spec && field.kind === 'integer' && (
+  const modeSwitch = spec && isWholeField(field) && (
     <select
       className="search__mode"
       aria-label={t('sweeps.search.mode', { field: field.title })}
