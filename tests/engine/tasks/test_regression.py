@@ -181,3 +181,37 @@ def test_a_target_in_the_hundreds_of_thousands_learns_at_an_ordinary_learning_ra
     (answer,) = bundle.predict_rows([{"area": 120.0, "rooms": 3}])
     expected = 50_000 + 2_500 * 120 + 12_000 * 3
     assert abs(answer["value"] - expected) < 0.1 * expected
+
+
+def _scaled_price_table(path: Path, factor: float, rows: int = 300) -> Path:
+    """The same prices times `factor`, written with enough digits to keep every value distinct."""
+    rng = np.random.default_rng(11)
+    area, rooms = rng.uniform(40, 200, rows), rng.integers(1, 7, rows)
+    price = 50_000 + 2_500 * area + 12_000 * rooms + rng.normal(0, 15_000, rows)
+    lines = [
+        "area,rooms,price",
+        *(f"{a:.1f},{r},{p * factor:.10g}" for a, r, p in zip(area, rooms, price, strict=True)),
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("scale_target", [True, pytest.param(False, marks=pytest.mark.xfail(strict=True))])
+def test_targets_in_any_unit_train_to_the_r2_of_unit_range_targets(
+    tmp_path: Path, scale_target: bool
+) -> None:
+    """Issue 19, finding 5: a price in the thousands (or in millionths) trains as well as the same
+    table scaled to about unit range. Without the kind's target scaling (`scale_target` off, the
+    xfail case) the thousands do not."""
+    ctx = DataContext(data_dir=tmp_path, allow_download=False)
+    scores = {}
+    # About 0.4-0.8 million: the unit range is the price in millions.
+    for name, factor in {"unit": 1e-6, "thousands": 1.0, "millionths": 1e-12}.items():
+        table = _scaled_price_table(tmp_path / f"{name}.csv", factor)
+        graph = _price_graph(table, scale_target)
+        out = tmp_path / name
+        assert run_graph(graph, ctx, out, ListReporter()).status == "succeeded"
+        scores[name] = json.loads((out / "report.json").read_text())["test"]["test_r2"]
+    assert scores["unit"] > 0.8, scores
+    assert abs(scores["thousands"] - scores["unit"]) < 0.02, scores
+    assert abs(scores["millionths"] - scores["unit"]) < 0.02, scores

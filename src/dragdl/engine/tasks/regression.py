@@ -37,8 +37,10 @@ class RegressionMetrics(RunningMetrics):
     def figures(self, sums: dict[str, float], count: int) -> dict[str, float]:
         mean = sums["y"] / count
         total = sums["y2"] - count * mean * mean
-        # R² is undefined when every target is the same; 0 says "no better than the mean".
-        r2 = 1.0 - sums["sq"] / total if total > 1e-12 else 0.0
+        # R² is undefined when every target is the same; 0 says "no better than the mean". The
+        # threshold is relative to the targets' size: an absolute 1e-12 read prices in millionths
+        # (variance ~1e-14) as constant and reported R² 0 for a model that fits them.
+        r2 = 1.0 - sums["sq"] / total if total > 1e-12 * sums["y2"] and total > 0 else 0.0
         return {
             "loss": sums["loss"] / count,
             "mae": sums["abs"] / count,
