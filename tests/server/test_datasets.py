@@ -294,6 +294,7 @@ def test_a_csv_table_upload_previews_its_columns(user_client: TestClient, settin
         "kind": "category",
         "missing": 0,
         "categories": ["setosa", "versicolor", "virginica"],
+        "category_count": 3,
     }
     assert columns["petal width (cm)"]["kind"] == "number" and columns["petal width (cm)"]["missing"] == 3
     assert columns["sepal length (cm)"] == {
@@ -301,6 +302,7 @@ def test_a_csv_table_upload_previews_its_columns(user_client: TestClient, settin
         "kind": "number",
         "missing": 0,
         "categories": [],
+        "category_count": 0,
     }
     node = {"type": "dataset.table", "params": {"source": "uploaded", "dataset_id": body["id"]}}
     assert body["node"] == node
