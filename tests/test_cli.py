@@ -203,3 +203,43 @@ def test_run_logs_and_closes_its_files_when_it_stops_early(
     assert "epoch 1/2  train loss 0.5000 acc 80.00%  1.0 s" in result.stdout
     assert len(read_events(out / "events.jsonl")) == 4  # the run's three, and why it ended
     assert _Closes.closed == [out / "log.txt"]
+
+
+def test_server_commands_ask_the_server_of_the_last_login(tmp_path: Path) -> None:
+    """Issue 19: `dragdl tasks` asked 127.0.0.1:8000 whatever server the user had logged in to."""
+    from dragdl.client import save_token
+
+    credentials = tmp_path / ".dragdl" / "credentials.json"
+    save_token("http://127.0.0.1:9", "dgl_first", "alice", credentials)  # port 9: nothing listens
+    save_token("http://127.0.0.1:7", "dgl_last", "alice", credentials)
+    env = {"HOME": str(tmp_path), "COLUMNS": "200", "DRAGDL_SERVER": "", "DRAGDL_TOKEN": ""}
+    result = runner.invoke(app, ["tasks"], env=env)
+    assert result.exit_code == 1
+    assert "server: http://127.0.0.1:7 (your last login" in result.output
+    assert "127.0.0.1:8000" not in result.output and "127.0.0.1:9" not in result.output
+    named = runner.invoke(app, ["tasks", "--server", "http://127.0.0.1:9"], env=env)
+    assert "127.0.0.1:9" in named.output and "your last login" not in named.output
+
+
+def test_run_of_a_graph_on_a_server_dataset_says_how_to_train_it(tmp_path: Path) -> None:
+    graph = {
+        "version": 1,
+        "name": "penguins",
+        "nodes": [
+            {
+                "id": "data",
+                "type": "dataset.table",
+                "params": {"source": "uploaded", "dataset_id": "ds-0f3a"},
+            },
+            {"id": "fc", "type": "layer.Linear", "params": {"out_features": "auto"}},
+            {"id": "train", "type": "train.Classifier", "params": {"epochs": 1}},
+        ],
+        "edges": [{"source": "data", "target": "fc"}, {"source": "fc", "target": "train"}],
+    }
+    path = write(tmp_path / "penguins.json", graph)
+    result = runner.invoke(app, ["run", str(path), "--data-dir", str(tmp_path)], env={"COLUMNS": "200"})
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())  # the console wraps long lines
+    assert "dataset ds-0f3a not found" in said
+    assert "reads the dataset ds-0f3a uploaded to a DragDL server" in said
+    assert "Train it on that server: dragdl submit" in said and "penguins.json --wait" in said

@@ -25,6 +25,7 @@ from dragdl.cli_common import (
     print_graph_errors,
     print_json,
     read_graph,
+    server_dataset_hint,
 )
 
 app = typer.Typer(
@@ -114,6 +115,7 @@ def run(
     except GraphInvalid as exc:
         progress.close()
         print_graph_errors(exc.errors, raw)
+        server_dataset_hint(graph_file, raw, exc.errors)
         raise typer.Exit(EXIT_FAILED) from None
     except EngineError as exc:  # a layer, the data or the run failed: said once, with its node
         progress.close()

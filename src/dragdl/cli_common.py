@@ -38,13 +38,16 @@ DataDirOption = Annotated[
     Path | None,
     typer.Option("--data-dir", help="Data directory (default: $DRAGDL_DATA_DIR or ~/.dragdl)."),
 ]
-DEFAULT_SERVER = "http://127.0.0.1:8000"
+LAST_SERVER = ""
+"""--server's default: $DRAGDL_SERVER, else the server of the last `dragdl login`, else the
+client's default (http://127.0.0.1:8000); `server_session` resolves it and says which it asks."""
 ServerOption = Annotated[
     str,
     typer.Option(
         "--server",
         envvar="DRAGDL_SERVER",
-        help="The DragDL server (default: $DRAGDL_SERVER or http://127.0.0.1:8000).",
+        help="The DragDL server (default: $DRAGDL_SERVER, else the last `dragdl login`'s server, "
+        "else http://127.0.0.1:8000).",
         show_default=False,
         show_envvar=False,
     ),
@@ -123,6 +126,24 @@ def print_graph_errors(errors: list[Any], graph: dict[str, Any]) -> None:
     err_console.print(table)
 
 
+def server_dataset_hint(graph_file: Path, graph: dict[str, Any], errors: list[Any]) -> None:
+    """After `dragdl run`'s errors: a dataset node naming a dataset uploaded to a server (its
+    `dataset_id`) cannot be read here, and "dataset ... not found" alone does not say why."""
+    refused = {e.node_id for e in errors if getattr(e, "field", None) == "dataset_id"}
+    for node in graph.get("nodes", []):
+        params = node.get("params") if isinstance(node, dict) else None
+        if node.get("id") not in refused or not isinstance(params, dict) or not params.get("dataset_id"):
+            continue
+        err_console.print(
+            f"[yellow]hint:[/] node {escape(repr(node.get('id')))} reads the dataset "
+            f"{escape(str(params['dataset_id']))} uploaded to a DragDL server, which `dragdl run` cannot "
+            f"reach. Train it on that server: dragdl submit {escape(str(graph_file))} --wait "
+            "[--server URL]; or download the data and point the node at the local file or folder "
+            "(source: file, path: ...).",
+            highlight=False,
+        )
+
+
 # --- a server -----------------------------------------------------------------------------------
 
 
@@ -133,6 +154,22 @@ def _report(exc: ApiError, login_hint: bool) -> NoReturn:
     fail(message)
 
 
+def resolve_server(server: str) -> str:
+    """The server a command asks: the one named (--server, $DRAGDL_SERVER), else the last login's,
+    said on stderr so that a user with two servers knows which answered, else the default."""
+    from dragdl.client.credentials import DEFAULT_SERVER, last_server
+
+    if server:
+        return server
+    last = last_server()
+    if last is None:
+        return DEFAULT_SERVER
+    err_console.print(
+        f"[dim]server: {escape(last)} (your last login; --server to ask another)[/]", highlight=False
+    )
+    return last
+
+
 @contextmanager
 def server_session(server: str, *, login_hint: bool = True) -> Iterator[DragDLClient]:
     """A client for the server (its token: $DRAGDL_TOKEN, else the one `dragdl login` saved); an
@@ -140,7 +177,7 @@ def server_session(server: str, *, login_hint: bool = True) -> Iterator[DragDLCl
     from dragdl.client import ApiError, DragDLClient
 
     try:
-        with DragDLClient(server) as client:
+        with DragDLClient(resolve_server(server)) as client:
             yield client
     except ApiError as exc:
         _report(exc, login_hint)

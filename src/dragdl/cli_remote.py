@@ -19,9 +19,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from dragdl.cli_common import (
-    DEFAULT_SERVER,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
+    LAST_SERVER,
     STATE_STYLE,
     ServerOption,
     console,
@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
 
 
 def login(
-    server: ServerOption = DEFAULT_SERVER,
+    server: ServerOption = LAST_SERVER,
     username: Annotated[str, typer.Option(prompt=True, help="Your account on the server.")] = "",
     password: Annotated[
         str, typer.Option(prompt=True, hide_input=True, help="Asked for when not given.")
@@ -117,7 +117,7 @@ def login(
 
 def submit(
     graph_file: Annotated[Path, typer.Argument(help="Graph JSON file.")],
-    server: ServerOption = DEFAULT_SERVER,
+    server: ServerOption = LAST_SERVER,
     name: Annotated[str | None, typer.Option(help="Task name (default: the graph's name).")] = None,
     priority: Annotated[
         int, typer.Option(min=-100, max=100, help="Orders your own queued tasks (higher first).")
@@ -243,7 +243,7 @@ def _fmt(key: str, value: float) -> str:
 
 
 def tasks(
-    server: ServerOption = DEFAULT_SERVER,
+    server: ServerOption = LAST_SERVER,
     status: Annotated[
         StatusChoice | None, typer.Option("--status", case_sensitive=False, help="Only tasks in this state.")
     ] = None,
@@ -291,7 +291,7 @@ def _local_time(task: Task) -> str:
 
 def stop(
     task_id: Annotated[str, typer.Argument(help="The task's id (see `dragdl tasks`).")],
-    server: ServerOption = DEFAULT_SERVER,
+    server: ServerOption = LAST_SERVER,
 ) -> None:
     """Stop a task: a queued one at once, a running one after its next checkpoint."""
     with server_session(server) as client:

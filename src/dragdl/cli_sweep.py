@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from dragdl.cli_common import (
-    DEFAULT_SERVER,
+    LAST_SERVER,
     ServerOption,
     console,
     fail,
@@ -43,7 +43,7 @@ def sweep(
     seed: Annotated[int, typer.Option(min=0, help="The sampler's seed.")] = 0,
     name: Annotated[str | None, typer.Option(help="Sweep name (default: the graph's name).")] = None,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Follow the sweep until it ends.")] = True,
-    server: ServerOption = DEFAULT_SERVER,
+    server: ServerOption = LAST_SERVER,
 ) -> None:
     """Run a hyper-parameter sweep of a graph on the server (Optuna sampling and pruning)."""
     raw = read_graph(graph_file)

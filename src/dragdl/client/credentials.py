@@ -43,6 +43,16 @@ def load_token(server_url: str, path: Path | None = None) -> str | None:
     return token if isinstance(token, str) and token else None
 
 
+def last_server(path: Path | None = None) -> str | None:
+    """The server of the last `dragdl login` that saved a token, or None: the CLI asks it when no
+    --server or $DRAGDL_SERVER names another."""
+    data = _read(path or credentials_path())
+    url, servers = data.get("last_server"), data.get("servers")
+    if isinstance(url, str) and isinstance(servers, dict) and url in servers:
+        return url
+    return None
+
+
 def save_token(server_url: str, token: str, username: str, path: Path | None = None) -> Path:
     """Store (or replace) the token for this server, keeping the other servers' entries."""
     path = path or credentials_path()
@@ -52,6 +62,7 @@ def save_token(server_url: str, token: str, username: str, path: Path | None = N
     servers: dict[str, Any] = found if isinstance(found, dict) else {}
     servers[normalize_url(server_url)] = {"token": token, "username": username}
     data["servers"] = servers
+    data["last_server"] = normalize_url(server_url)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
