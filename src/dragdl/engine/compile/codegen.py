@@ -18,10 +18,17 @@ from functools import partial
 from typing import Any
 
 from dragdl.engine.analysis.validate import Analysis, analyze
-from dragdl.engine.compile import codegen_images, codegen_tables  # noqa: F401  (registrations)
+from dragdl.engine.compile import codegen_images, codegen_sequences, codegen_tables  # noqa: F401  (registrations)
 from dragdl.engine.compile import codegen_template as tpl
 from dragdl.engine.compile.codegen_format import WIDTH, expression, reflow, statement, string_literal
-from dragdl.engine.compile.codegen_inputs import WRITERS, DataPart, ScriptOp, ScriptWriter, identifiers
+from dragdl.engine.compile.codegen_inputs import (
+    WRITERS,
+    DataPart,
+    ScriptOp,
+    ScriptWriter,
+    fit_prints,
+    identifiers,
+)
 from dragdl.engine.compile.codegen_regression import REGRESSION
 from dragdl.engine.data.base import DataContext, Source
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
@@ -169,7 +176,7 @@ class Writer:
         """The whole script around the input type's data part."""
         b = self.blocks
         network = self._network()  # before the imports: model nodes add some
-        train = self._train().replace(" training images,", f" training {part.samples},")
+        train = fit_prints(self._train().replace(" training images,", f" training {part.samples},"))
         parts = [
             self._docstring(),
             self._imports(part.stdlib_imports, part.third_party_imports),

@@ -60,6 +60,20 @@ def comment(text: str, indent: int) -> str:
     return textwrap.fill(text, WIDTH, initial_indent=prefix, subsequent_indent=prefix)
 
 
+def fit_prints(text: str) -> str:
+    """`print(<one argument>)` lines made longer than the script's width by a word put in (a sample
+    called "sequences" rather than "images"), split as `ruff format` splits them."""
+    lines = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        indent = line[: len(line) - len(body)]
+        if len(line) > WIDTH and body.startswith("print(") and body.endswith(")"):
+            lines += [f"{indent}print(", f"{indent}    {body[6:-1]}", f"{indent})"]
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class ScriptOp:
     """An operator node as the script writes it: its expression and how the pipeline runs it."""

