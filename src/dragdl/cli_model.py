@@ -47,7 +47,7 @@ def _open(path: Path) -> Bundle:
 
 
 def _image_files(folder: Path) -> list[Path]:
-    from dragdl.engine.bundle.image import is_image_file
+    from dragdl.engine.inputs.image_decode import is_image_file
 
     # Hidden folders (.git, __MACOSX resource forks) hold files that look like images but are not.
     return sorted(

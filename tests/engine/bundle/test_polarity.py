@@ -13,7 +13,7 @@ import torch
 from PIL import Image
 
 from dragdl.engine.bundle import ImageInput, load_bundle
-from dragdl.engine.bundle.image import background_of, dataset_background
+from dragdl.engine.inputs.image_decode import background_of, dataset_background
 
 from .conftest import Trained, split_test_indices
 

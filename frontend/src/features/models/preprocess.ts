@@ -1,6 +1,6 @@
 // The preprocessing of a model bundle (model.json's `preprocessing` section) repeated in the
 // browser, so the ONNX export sees the numbers the server's PyTorch model sees. Pure: decoded
-// pixels in, a CHW Float32Array out. It follows src/dragdl/engine/bundle/image.py (alpha on
+// pixels in, a CHW Float32Array out. It follows src/dragdl/engine/inputs/image_decode.py (alpha on
 // white, Pillow's gray conversion, bilinear antialiased resize) and the portable steps that
 // engine/bundle/writer.py describes (to_float, resize, center_crop, grayscale, normalize).
 
@@ -178,7 +178,7 @@ export function resize(src: Planes, size: readonly number[], interpolation = 'bi
 }
 
 // --- polarity: inverting an input whose paper is the opposite of the training images' -------------
-// As engine/bundle/image.py: the frame a tenth of the smaller side wide (at least one pixel) of the
+// As engine/inputs/image_decode.py: the frame a tenth of the smaller side wide (at least one pixel) of the
 // uint8 planes, all channels; darker than 128 on average is dark paper.
 
 export function borderBrightness(src: Planes): number {

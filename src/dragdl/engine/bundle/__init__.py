@@ -20,9 +20,9 @@ if TYPE_CHECKING:
         read_manifest,
     )
     from dragdl.engine.bundle.export import EXPORT_FORMATS, ExportError, ExportFormat, export_bundle
-    from dragdl.engine.bundle.image import ImageError, ImageInput
     from dragdl.engine.bundle.spec import MANIFEST_NAME, Manifest
     from dragdl.engine.bundle.writer import write_bundle
+    from dragdl.engine.inputs.image_decode import ImageError, ImageInput
 
 _HOMES = {
     "Bundle": "bundle",
@@ -36,8 +36,8 @@ _HOMES = {
     "ExportError": "export",
     "ExportFormat": "export",
     "export_bundle": "export",
-    "ImageError": "image",
-    "ImageInput": "image",
+    "ImageError": "dragdl.engine.inputs.image_decode",
+    "ImageInput": "dragdl.engine.inputs.image_decode",
     "MANIFEST_NAME": "spec",
     "Manifest": "spec",
     "write_bundle": "writer",
@@ -48,7 +48,8 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)
+    # A home is a module of this package, or (for names that moved out of it) a full module name.
+    return getattr(import_module(home if "." in home else f"{__name__}.{home}"), name)
 
 
 __all__ = [

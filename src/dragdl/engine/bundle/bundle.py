@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +13,7 @@ from pydantic import ValidationError
 from safetensors import SafetensorError
 from torch import Tensor, nn
 
-from dragdl.engine.bundle.image import ImageError, ImageInput, invert, load_image, needs_inversion
-from dragdl.engine.bundle.spec import (
-    BUNDLE_FORMAT,
-    BUNDLE_VERSION,
-    MANIFEST_NAME,
-    EvalTransform,
-    Manifest,
-    TableOp,
-)
+from dragdl.engine.bundle.spec import BUNDLE_FORMAT, BUNDLE_VERSION, MANIFEST_NAME, Manifest
 from dragdl.engine.bundle.writer import file_sha256
 from dragdl.engine.compile.plan import compile_network
 from dragdl.engine.data.base import DatasetError, DatasetInfo
@@ -31,8 +22,11 @@ from dragdl.engine.data.table_pipeline import TableStep, table_features, transfo
 from dragdl.engine.data.tables import rows_to_table
 from dragdl.engine.graph.errors import GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.inputs.base import InputType
+from dragdl.engine.inputs.image_decode import ImageError, ImageInput, invert, load_image, needs_inversion
+from dragdl.engine.inputs.sections import EvalTransform, TableOp
 from dragdl.engine.network.module import GraphModule
-from dragdl.engine.nodes.base import ModelNode, OpNode
+from dragdl.engine.nodes.base import DatasetNode, ModelNode, OpNode
 from dragdl.engine.nodes.registry import get_node_type
 from dragdl.engine.nodes.tables import TableOpNode
 from dragdl.engine.payloads import ColumnInfo
@@ -96,6 +90,7 @@ class Bundle:
         self.stages = stages
         self.table_steps = table_steps
         self.device = next((t.device for t in model.parameters()), torch.device("cpu"))
+        self.input_type: InputType = input_type_of(manifest, path / MANIFEST_NAME)
         self.task: TaskKind = get_task_kind(manifest.task)
         self.serving_dtype: torch.dtype | None = None
         """bf16 when `load_bundle` found it faithful and fast here (see `serving_precision`)."""
@@ -367,7 +362,17 @@ def _build_table_step(op: TableOp, file: Path) -> TableStep:
     params, errors = kind.parse_params(op.params, op.node_id)
     if params is None:
         raise BundleError(f"{where}: {errors[0].message}")
-    return TableStep(node_id=op.node_id, fit=partial(kind.fit, params), apply=partial(kind.apply, params))
+    return kind.operator(op.node_id, params, (), op.node_id)
+
+
+def input_type_of(manifest: Manifest, file: Path) -> InputType:
+    """The input type of the bundle's dataset node (its node type names it)."""
+    kind = get_node_type(manifest.dataset.type)
+    if not isinstance(kind, DatasetNode):
+        raise BundleError(
+            f"{file}: dataset.type {manifest.dataset.type!r} is not a dataset node of this DragDL"
+        )
+    return kind.input_type
 
 
 def _without_pretrained(graph: Graph) -> Graph:

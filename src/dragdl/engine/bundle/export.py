@@ -64,21 +64,15 @@ def export_bundle(
 
 
 def check_batch(bundle: Bundle, n: int, seed: int = 0) -> Tensor:
-    """`n` noise images through the bundle's own preprocessing: realistic value ranges and shapes.
-
-    For a table model, `n` rows of standard normal features: the (N, F) tensor its operators
-    produce (standardized features are of that scale)."""
+    """`n` plausible network inputs, as the bundle's input type makes them (noise images through
+    the bundle's preprocessing, standard normal features, ...)."""
     gen = torch.Generator().manual_seed(seed)
-    if bundle.manifest.table is not None:
-        return torch.randn((n, bundle.manifest.table.features), generator=gen)
-    channels = bundle.manifest.input.channels
-    height, width = bundle.image_size or (64, 64)
-    images = torch.randint(0, 256, (n, channels, height, width), generator=gen, dtype=torch.uint8)
-    return torch.stack([bundle.preprocess(image) for image in images])
+    return bundle.input_type.check_batch(bundle.manifest.input, n, gen, bundle.preprocess)
 
 
-def _input_shape(example: Tensor) -> list[int | str]:
-    return ["batch", *example.shape[1:]]
+def _input_shape(example: Tensor, names: _Names) -> list[int | str]:
+    """The exported input's shape, an axis of any size named ('batch', 'time')."""
+    return [names.axes.get(axis, size) for axis, size in enumerate(example.shape)]
 
 
 @dataclass(frozen=True)
@@ -88,11 +82,14 @@ class _Names:
     input: str
     output: str
     meaning: str
+    axes: dict[int, str]
+    """The input's axes that may vary in size (the batch, and any the input type leaves open)."""
 
 
 def _names(bundle: Bundle) -> _Names:
-    inputs = "images" if bundle.manifest.table is None else "features"
-    return _Names(inputs, bundle.task.export_output_name, bundle.task.export_output_meaning)
+    input_type, task = bundle.input_type, bundle.task
+    axes = input_type.dynamic_axes(bundle.manifest.input.network_input)
+    return _Names(input_type.export_input_name, task.export_output_name, task.export_output_meaning, axes)
 
 
 def _export_onnx(bundle: Bundle, example: Tensor, opset: int, exporter: str) -> ExportInfo:
@@ -131,7 +128,7 @@ def _export_onnx(bundle: Bundle, example: Tensor, opset: int, exporter: str) -> 
         input_name=names.input,
         output_name=names.output,
         outputs=names.meaning,
-        input_shape=_input_shape(example),
+        input_shape=_input_shape(example, names),
         opset=opset,
         exporter=f"torch.onnx ({used})",
         max_abs_diff=diff,
@@ -177,7 +174,7 @@ def _run_onnx_exporter(
         warnings.simplefilter("ignore", category=DeprecationWarning)
         warnings.simplefilter("ignore", category=FutureWarning)
         if dynamo:
-            batch = torch.export.Dim("batch", min=1)
+            dims = {axis: torch.export.Dim(name, min=1) for axis, name in names.axes.items()}
             torch.onnx.export(
                 model,
                 (example,),
@@ -186,7 +183,7 @@ def _run_onnx_exporter(
                 output_names=[names.output],
                 opset_version=opset,
                 dynamo=True,
-                dynamic_shapes=({0: batch},),
+                dynamic_shapes=(dims,),
                 external_data=external,
                 verbose=False,
             )
@@ -199,7 +196,7 @@ def _run_onnx_exporter(
                 output_names=[names.output],
                 opset_version=opset,
                 dynamo=False,
-                dynamic_axes={names.input: {0: "batch"}, names.output: {0: "batch"}},
+                dynamic_axes={names.input: names.axes, names.output: {0: "batch"}},
             )
 
 
@@ -245,7 +242,7 @@ def _export_torchscript(bundle: Bundle, example: Tensor) -> ExportInfo:
         input_name=names.input,
         output_name=names.output,
         outputs=names.meaning,
-        input_shape=_input_shape(example),
+        input_shape=_input_shape(example, names),
         exporter="torch.jit.trace",
         max_abs_diff=diff,
         preprocessing=bundle.manifest.preprocessing,

@@ -11,32 +11,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import torchvision
-from pydantic import BaseModel
 
 import dragdl
-from dragdl.engine.bundle.image import POLARITY_SAMPLE, Background, dataset_background
-from dragdl.engine.bundle.spec import (
-    MANIFEST_NAME,
-    WEIGHTS_NAME,
-    DatasetDescription,
-    EvalTransform,
-    InputSpec,
-    Manifest,
-    Preprocessing,
-    PreprocessStep,
-    TableOp,
-    TableSpec,
-    Versions,
-)
+from dragdl.engine.bundle.spec import MANIFEST_NAME, WEIGHTS_NAME, Manifest, Versions
 from dragdl.engine.compile.plan import Plan
-from dragdl.engine.data.base import ImageSource
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.inputs.base import BundleFacts
+from dragdl.engine.inputs.sections import DatasetDescription
 from dragdl.engine.network.module import GraphModule
-from dragdl.engine.nodes.base import OpNode
-from dragdl.engine.nodes.tables import TableOpNode, required_columns
 
 _METRIC_KEYS = (
     "test",
@@ -86,37 +70,13 @@ def build_manifest(
     info = analysis.dataset_info
     assert info is not None and structure.dataset_id is not None
     dataset_node = structure.nodes[structure.dataset_id]
-    size = list(info.size) if info.size is not None else None
-    table = table_spec(plan)
-    input_spec = InputSpec(
-        channels=3 if info.channels == 3 else 1,
-        size=size,
-        network_input=list(plan.input_shape),
-        background=None if table is not None else training_background(plan.source),
+    facts = BundleFacts(
+        source=plan.source,
+        info=info,
+        network_input=plan.input_shape,
+        operators=plan.prepared.operators,
+        fitted={**(plan.prepared.fitted or {}), **fitted},
     )
-    transforms: list[EvalTransform] = []
-    steps: list[dict[str, Any] | None] = []
-    for stage in plan.stages:
-        if stage.random:
-            continue
-        node = structure.nodes[stage.node_id]
-        assert node.params is not None
-        stats = fitted.get(stage.node_id)
-        transforms.append(
-            EvalTransform(
-                node_id=stage.node_id,
-                type=node.kind.type,
-                params=node.params.model_dump(mode="json"),
-                in_shape=list(analysis.shapes[structure.inputs[stage.node_id][0]]),
-                needs_float=stage.needs_float,
-                fitted=dict(stats) if stats is not None else None,
-            )
-        )
-        kind = node.kind
-        assert isinstance(kind, OpNode)
-        steps.append(
-            kind.portable_step(node.params, analysis.shapes[structure.inputs[stage.node_id][0]], stats)
-        )
     return Manifest(
         name=graph.name,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -128,20 +88,17 @@ def build_manifest(
             classes=list(info.classes),
             count=info.count,
             channels=info.channels,
-            size=size,
+            size=list(info.size) if info.size is not None else None,
         ),
-        input=input_spec,
-        eval_transforms=transforms,
-        preprocessing=describe_preprocessing(input_spec, transforms, steps)
-        if table is None
-        else table_preprocessing(table),
+        # What a raw sample must become before the network (input, eval_transforms, preprocessing,
+        # and any section of the input type's own): the dataset's input type writes it.
+        **plan.input_type.bundle_fields(facts),
         metrics={key: report[key] for key in _METRIC_KEYS if key in report},
         weights=weights_entry(weights),
         versions=current_versions(),
         task=plan.task.name,
         output_scale=plan.model.output_scale if isinstance(plan.model, GraphModule) else None,
         trained_with=_trained_with(report),
-        table=table,
     )
 
 
@@ -150,56 +107,6 @@ def _trained_with(report: Mapping[str, Any]) -> dict[str, str] | None:
     if not isinstance(fast_path, Mapping):
         return None
     return {"precision": str(fast_path["precision"]), "memory_format": str(fast_path["memory_format"])}
-
-
-def table_spec(plan: Plan) -> TableSpec | None:
-    """The table section of a table model (None for images): input columns and fitted operators."""
-    if plan.fitted is None:
-        return None
-    analysis = plan.analysis
-    info = analysis.dataset_info
-    assert info is not None and info.target is not None
-    ops = []
-    chain: list[tuple[TableOpNode[Any], BaseModel, dict[str, Any]]] = []
-    for step in plan.table_steps:
-        node = analysis.structure.nodes[step.node_id]
-        assert node.params is not None and isinstance(node.kind, TableOpNode)
-        chain.append((node.kind, node.params, plan.fitted[step.node_id]))
-        ops.append(
-            TableOp(
-                node_id=step.node_id,
-                type=node.kind.type,
-                params=node.params.model_dump(mode="json"),
-                fitted=plan.fitted[step.node_id],
-            )
-        )
-    features = plan.input_shape[0]
-    assert features is not None
-    return TableSpec(
-        columns=list(info.columns),
-        inputs=required_columns(info.columns, chain),
-        target=info.target,
-        ops=ops,
-        features=features,
-    )
-
-
-def table_preprocessing(table: TableSpec) -> Preprocessing:
-    """A table model's preprocessing: its operators by type (clients run them with DragDL)."""
-    return Preprocessing(
-        channels=1,
-        size=None,
-        steps=[PreprocessStep(op=op.type, params=op.params, fitted=op.fitted) for op in table.ops],
-        portable=False,
-        input_shape=[table.features],
-    )
-
-
-def training_background(source: ImageSource) -> Background:
-    """The paper of the dataset's images, from up to POLARITY_SAMPLE of them spread over it."""
-    count = len(source)
-    indices = np.unique(np.linspace(0, count - 1, min(count, POLARITY_SAMPLE)).astype(np.int64))
-    return dataset_background(source.image(int(i)) for i in indices)
 
 
 def weights_entry(path: Path) -> dict[str, Any]:
@@ -224,43 +131,4 @@ def current_versions() -> Versions:
         torch=torch.__version__,
         torchvision=torchvision.__version__,
         python=platform.python_version(),
-    )
-
-
-def describe_preprocessing(
-    spec: InputSpec, transforms: list[EvalTransform], portable_steps: list[dict[str, Any] | None]
-) -> Preprocessing:
-    """The evaluation path as numbers, for clients that cannot run the catalog (a browser, ONNX users).
-
-    `portable_steps` are what each transform's node declares (`OpNode.portable_step`); a transform
-    without one is named by its type and makes the path not portable. The top-level mean and std
-    are the last step's that has them (a Normalize's).
-    """
-    steps: list[PreprocessStep] = []
-    portable = True
-    floated = False
-    mean: list[float] | None = None
-    std: list[float] | None = None
-    for entry, declared in zip(transforms, portable_steps, strict=True):
-        if entry.needs_float and not floated:
-            steps.append(PreprocessStep(op="to_float", scale=1 / 255))
-            floated = True
-        if declared is None:
-            steps.append(PreprocessStep(op=entry.type, params=entry.params))
-            portable = False
-            continue
-        steps.append(PreprocessStep(**declared))
-        if "mean" in declared and "std" in declared:
-            mean, std = list(declared["mean"]), list(declared["std"])
-    if not floated:
-        steps.append(PreprocessStep(op="to_float", scale=1 / 255))
-    return Preprocessing(
-        channels=spec.channels,
-        size=spec.size,
-        background=spec.background,
-        steps=steps,
-        portable=portable,
-        input_shape=spec.network_input,
-        mean=mean,
-        std=std,
     )

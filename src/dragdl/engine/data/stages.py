@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,15 @@ class OpStage:
     """Convert uint8 to float32 in [0, 1] before this op."""
     label: str = ""
     """How messages name the op, e.g. `log (Lambda)`; the node id when empty."""
+    type: str = ""
+    """Its node type (`op.Normalize`): a bundle rebuilds the operator from the catalog by it."""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """Its node's params as JSON."""
+    in_shape: tuple[int | None, ...] = ()
+    """The per-sample shape it receives."""
+    portable: Callable[[Mapping[str, Any] | None], dict[str, Any] | None] | None = None
+    """Its evaluation step as numbers for clients without DragDL, given what it learned
+    (`OpNode.portable_step`); None when it cannot be described so."""
 
 
 class NonFiniteError(EngineError):

@@ -6,8 +6,8 @@ training there) and batches are indexed straight out of it, as a precomputed ima
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from dragdl.engine.data.batches import BatchSource, TensorBatches
 from dragdl.engine.data.pipeline import Pipeline
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.tables import Table, TableSource
+from dragdl.engine.payloads import ColumnInfo
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,14 @@ class TableStep:
     node_id: str
     fit: Callable[[Table], dict[str, Any]]
     apply: Callable[[Table, dict[str, Any]], Table]
+    type: str = ""
+    """Its node type: a bundle rebuilds the operator from the catalog by it."""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """Its node's params as JSON."""
+    infer: Callable[[tuple[ColumnInfo, ...], dict[str, Any] | None], tuple[ColumnInfo, ...]] | None = None
+    """Its output columns from its input columns and what it learned."""
+    source: Callable[[dict[str, Any], str], str] | None = None
+    """The input column an output column is computed from, given what it learned."""
 
 
 def fit_table_steps(table: Table, steps: Sequence[TableStep], rows: np.ndarray) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ Adding an input type is one module here, registered in `registry.py`, plus its d
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -22,10 +22,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from dragdl.engine.data.base import DatasetInfo, ImageSource
+from dragdl.engine.data.base import DatasetInfo, Source
 from dragdl.engine.data.batch import Collate, stack
 from dragdl.engine.data.pipeline import Pipeline
 from dragdl.engine.data.splits import Splits
+from dragdl.engine.data.stages import OpStage
+from dragdl.engine.inputs.sections import EvalTransform, InputSpec, Preprocessing, PreprocessStep
 
 Shape = tuple[int | None, ...]
 """A per-sample shape: (C, H, W) images, (F,) features, (T, F) sequences. None = unknown."""
@@ -50,6 +52,21 @@ class Prepared:
 
     operators: tuple[Any, ...] = ()
     fitted: Fitted | None = None
+
+
+@dataclass(frozen=True)
+class BundleFacts:
+    """What a finished run tells its input type for the bundle (`InputType.bundle_fields`)."""
+
+    source: Source
+    info: DatasetInfo
+    network_input: Sequence[int | None]
+    """One sample's shape entering the network."""
+    operators: Sequence[Any]
+    """The graph's data operators (`Prepared.operators`), in pipeline order."""
+    fitted: Mapping[str, Mapping[str, Any]]
+    """What operators learned, by node id: before the network (`Prepared.fitted`) or in the
+    pipeline (an image Normalize's statistics)."""
 
 
 @dataclass(frozen=True)
@@ -89,14 +106,14 @@ class InputType(ABC):
 
     # -- training --------------------------------------------------------------------------------
 
-    def prepare(self, source: ImageSource, operators: Sequence[Any], train_rows: np.ndarray) -> Prepared:
+    def prepare(self, source: Source, operators: Sequence[Any], train_rows: np.ndarray) -> Prepared:
         """Operators ready for the pipeline; an input type whose operators must learn on the training
         rows before the network can be built (their output width depends on it) fits them here."""
         return Prepared(tuple(operators))
 
     @abstractmethod
     def pipeline(
-        self, source: ImageSource, splits: Splits, prepared: Prepared, settings: BatchSettings
+        self, source: Source, splits: Splits, prepared: Prepared, settings: BatchSettings
     ) -> Pipeline:
         """Batches of every split: what `run` trains and evaluates on."""
 
@@ -104,15 +121,40 @@ class InputType(ABC):
         """How per-sample dicts become a batch (default: each key stacked)."""
         return stack
 
+    # -- bundles ---------------------------------------------------------------------------------
+
+    def bundle_fields(self, facts: BundleFacts) -> dict[str, Any]:
+        """This input type's fields of model.json: `input`, `eval_transforms` and `preprocessing`
+        (`inputs/sections.py`), and any section of its own.
+
+        The default describes a (network_input) tensor prepared by the deterministic operators,
+        which a bundle rebuilds from the catalog: clients without DragDL cannot repeat them."""
+        transforms = [_eval_transform(op, facts.fitted) for op in facts.operators if _deterministic(op)]
+        return {
+            "input": InputSpec(channels=1, size=None, network_input=list(facts.network_input)),
+            "eval_transforms": transforms,
+            "preprocessing": Preprocessing(
+                channels=1,
+                size=None,
+                steps=[PreprocessStep(op=t.type, params=t.params, fitted=t.fitted) for t in transforms],
+                portable=False,
+                input_shape=list(facts.network_input),
+            ),
+        }
+
     # -- exports ---------------------------------------------------------------------------------
 
     def dynamic_axes(self, network_input: Sequence[int | None]) -> dict[int, str]:
         """The exported input's axes that may vary: the batch, and any per-sample axis of unknown size."""
         return {0: "batch"}
 
-    def check_batch(self, network_input: Sequence[int | None], n: int, generator: torch.Generator) -> Tensor:
-        """`n` plausible network inputs for comparing an export with PyTorch (standard normal values)."""
-        dims = [64 if dim is None else dim for dim in network_input]
+    def check_batch(
+        self, spec: InputSpec, n: int, generator: torch.Generator, preprocess: Callable[[Tensor], Tensor]
+    ) -> Tensor:
+        """`n` plausible network inputs for comparing an export with PyTorch: by default standard
+        normal values of the network's input shape (standardized features are of that scale), 32
+        along an axis of any size. `preprocess` turns a raw sample into a network input."""
+        dims = [32 if dim is None else dim for dim in spec.network_input]
         return torch.randn((n, *dims), generator=generator)
 
     # -- answers ---------------------------------------------------------------------------------
@@ -136,3 +178,20 @@ class InputType(ABC):
         if writer is None:
             raise NotImplementedError(f"{self.title} cannot be exported as a training script yet")
         return writer
+
+
+def _deterministic(operator: Any) -> bool:
+    return not bool(getattr(operator, "random", False))
+
+
+def _eval_transform(operator: OpStage, fitted: Mapping[str, Mapping[str, Any]]) -> EvalTransform:
+    """An operator as a bundle keeps it: its node type, params and input shape, and what it learned."""
+    learned = fitted.get(operator.node_id)
+    return EvalTransform(
+        node_id=operator.node_id,
+        type=operator.type,
+        params=dict(operator.params),
+        in_shape=list(operator.in_shape),
+        needs_float=operator.needs_float,
+        fitted=dict(learned) if learned is not None else None,
+    )

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
-from dragdl.engine.data.base import DatasetInfo, ImageSource
+import numpy as np
+import torch
+from torch import Tensor
+
+from dragdl.engine.data.base import DatasetInfo, ImageSource, Source
 from dragdl.engine.data.pipeline import Pipeline, build_pipeline
 from dragdl.engine.data.splits import Splits
-from dragdl.engine.inputs.base import BatchSettings, InputType, Prepared, Shape
+from dragdl.engine.data.stages import OpStage
+from dragdl.engine.inputs.base import (
+    BatchSettings,
+    BundleFacts,
+    InputType,
+    Prepared,
+    Shape,
+    _deterministic,
+    _eval_transform,
+)
+from dragdl.engine.inputs.image_decode import POLARITY_SAMPLE, Background, dataset_background
+from dragdl.engine.inputs.sections import EvalTransform, InputSpec, Preprocessing, PreprocessStep
 
 
 class Images(InputType):
@@ -19,12 +35,12 @@ class Images(InputType):
         return (info.channels, *(info.size or (None, None)))
 
     def pipeline(
-        self, source: ImageSource, splits: Splits, prepared: Prepared, settings: BatchSettings
+        self, source: Source, splits: Splits, prepared: Prepared, settings: BatchSettings
     ) -> Pipeline:
         # Fittable image operators (Normalize from the dataset) learn inside the pipeline, on the
         # training images as the operators before them leave them.
         return build_pipeline(
-            source,
+            _images(source),
             splits,
             prepared.operators,
             settings.batch_size,
@@ -33,6 +49,92 @@ class Images(InputType):
             targets=settings.targets,
             collate=self.collate(),
         )
+
+    def bundle_fields(self, facts: BundleFacts) -> dict[str, Any]:
+        """The raw image's channels and size, the training images' paper, the evaluation operators
+        with what they learned, and the same path as numbers for a browser (where each operator's
+        node can describe itself: `OpNode.portable_step`)."""
+        info = facts.info
+        spec = InputSpec(
+            channels=3 if info.channels == 3 else 1,
+            size=list(info.size) if info.size is not None else None,
+            network_input=list(facts.network_input),
+            background=training_background(_images(facts.source)),
+        )
+        stages = [op for op in facts.operators if isinstance(op, OpStage) and _deterministic(op)]
+        transforms = [_eval_transform(stage, facts.fitted) for stage in stages]
+        portable = [
+            None if stage.portable is None else stage.portable(facts.fitted.get(stage.node_id))
+            for stage in stages
+        ]
+        return {
+            "input": spec,
+            "eval_transforms": transforms,
+            "preprocessing": describe_preprocessing(spec, transforms, portable),
+        }
+
+    def check_batch(
+        self, spec: InputSpec, n: int, generator: torch.Generator, preprocess: Callable[[Tensor], Tensor]
+    ) -> Tensor:
+        """`n` noise images through the bundle's own preprocessing: realistic value ranges and shapes
+        (64x64 where the images had no fixed size)."""
+        height, width = spec.size or (64, 64)
+        images = torch.randint(
+            0, 256, (n, spec.channels, height, width), generator=generator, dtype=torch.uint8
+        )
+        return torch.stack([preprocess(image) for image in images])
+
+
+def training_background(source: ImageSource) -> Background:
+    """The paper of the dataset's images, from up to POLARITY_SAMPLE of them spread over it."""
+    count = len(source)
+    indices = np.unique(np.linspace(0, count - 1, min(count, POLARITY_SAMPLE)).astype(np.int64))
+    return dataset_background(source.image(int(i)) for i in indices)
+
+
+def describe_preprocessing(
+    spec: InputSpec, transforms: list[EvalTransform], portable_steps: list[dict[str, Any] | None]
+) -> Preprocessing:
+    """The evaluation path as numbers, for clients that cannot run the catalog (a browser, ONNX users).
+
+    `portable_steps` are what each transform's node declares (`OpNode.portable_step`); a transform
+    without one is named by its type and makes the path not portable. The top-level mean and std
+    are the last step's that has them (a Normalize's).
+    """
+    steps: list[PreprocessStep] = []
+    portable = True
+    floated = False
+    mean: list[float] | None = None
+    std: list[float] | None = None
+    for entry, declared in zip(transforms, portable_steps, strict=True):
+        if entry.needs_float and not floated:
+            steps.append(PreprocessStep(op="to_float", scale=1 / 255))
+            floated = True
+        if declared is None:
+            steps.append(PreprocessStep(op=entry.type, params=entry.params))
+            portable = False
+            continue
+        steps.append(PreprocessStep(**declared))
+        if "mean" in declared and "std" in declared:
+            mean, std = list(declared["mean"]), list(declared["std"])
+    if not floated:
+        steps.append(PreprocessStep(op="to_float", scale=1 / 255))
+    return Preprocessing(
+        channels=spec.channels,
+        size=spec.size,
+        background=spec.background,
+        steps=steps,
+        portable=portable,
+        input_shape=spec.network_input,
+        mean=mean,
+        std=std,
+    )
+
+
+def _images(source: Source) -> ImageSource:
+    if not isinstance(source, ImageSource):
+        raise TypeError(f"an images input needs an image source, not {type(source).__name__}")
+    return source
 
 
 IMAGES = Images()

@@ -6,17 +6,19 @@ number of categories it saw), and the table becomes one (N, F) tensor computed o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dragdl.engine.data.base import DatasetInfo, ImageSource
+from dragdl.engine.data.base import DatasetInfo, Source
 from dragdl.engine.data.pipeline import Pipeline
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.table_pipeline import TableStep, build_table_pipeline, fit_table_steps
 from dragdl.engine.data.tables import TableSource
-from dragdl.engine.inputs.base import BatchSettings, InputType, Prepared, Shape
+from dragdl.engine.inputs.base import BatchSettings, BundleFacts, InputType, Prepared, Shape
+from dragdl.engine.inputs.sections import InputSpec, Preprocessing, PreprocessStep, TableOp, TableSpec
+from dragdl.engine.payloads import ColumnInfo
 
 
 class Table(InputType):
@@ -35,12 +37,12 @@ class Table(InputType):
     def summary(self, info: DatasetInfo) -> dict[str, Any]:
         return {"channels": info.channels, "size": None, "columns": list(info.columns), "target": info.target}
 
-    def prepare(self, source: ImageSource, operators: Sequence[Any], train_rows: np.ndarray) -> Prepared:
+    def prepare(self, source: Source, operators: Sequence[Any], train_rows: np.ndarray) -> Prepared:
         table, steps = _table(source), _steps(operators)
         return Prepared(tuple(steps), fit_table_steps(table.features, steps, train_rows))
 
     def pipeline(
-        self, source: ImageSource, splits: Splits, prepared: Prepared, settings: BatchSettings
+        self, source: Source, splits: Splits, prepared: Prepared, settings: BatchSettings
     ) -> Pipeline:
         assert prepared.fitted is not None  # `prepare` fitted the operators on the training rows
         return build_table_pipeline(
@@ -54,8 +56,64 @@ class Table(InputType):
             settings.device,
         )
 
+    def bundle_fields(self, facts: BundleFacts) -> dict[str, Any]:
+        """The table section (input columns, the columns a caller must give, the operators with what
+        they learned), and the (F,) feature vector as the network's input."""
+        info = facts.info
+        assert info.target is not None
+        steps = _steps(facts.operators)
+        fitted = {step.node_id: dict(facts.fitted[step.node_id]) for step in steps}
+        features = facts.network_input[0]
+        assert features is not None
+        table = TableSpec(
+            columns=list(info.columns),
+            inputs=required_columns(info.columns, steps, fitted),
+            target=info.target,
+            ops=[
+                TableOp(
+                    node_id=step.node_id,
+                    type=step.type,
+                    params=dict(step.params),
+                    fitted=fitted[step.node_id],
+                )
+                for step in steps
+            ],
+            features=features,
+        )
+        return {
+            "input": InputSpec(channels=1, size=None, network_input=[features]),
+            "eval_transforms": [],
+            # Clients run the operators with DragDL: they are named by type, not described by numbers.
+            "preprocessing": Preprocessing(
+                channels=1,
+                size=None,
+                steps=[PreprocessStep(op=op.type, params=op.params, fitted=op.fitted) for op in table.ops],
+                portable=False,
+                input_shape=[table.features],
+            ),
+            "table": table,
+        }
 
-def _table(source: ImageSource) -> TableSource:
+
+def required_columns(
+    columns: Sequence[ColumnInfo], steps: Sequence[TableStep], fitted: Mapping[str, dict[str, Any]]
+) -> list[str]:
+    """The input columns the output of a fitted chain of table operators is computed from, in input
+    order. A column dropped on the way (Select columns) is not needed to predict: the operators
+    before the drop pass over a fitted column that prediction rows do not hold."""
+    current = tuple(columns)
+    origin = {c.name: c.name for c in current}
+    for step in steps:
+        assert step.infer is not None and step.source is not None  # set by TableOpNode.operator
+        state = fitted[step.node_id]
+        out = step.infer(current, state)
+        origin = {c.name: origin[step.source(state, c.name)] for c in out}
+        current = out
+    needed = set(origin.values())
+    return [c.name for c in columns if c.name in needed]
+
+
+def _table(source: Source) -> TableSource:
     if not isinstance(source, TableSource):
         raise TypeError(f"a table input needs a table source, not {type(source).__name__}")
     return source

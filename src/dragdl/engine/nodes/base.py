@@ -5,13 +5,14 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 from torch import nn
 
-from dragdl.engine.data.base import DataContext, DatasetInfo, ImageSource
+from dragdl.engine.data.base import DataContext, DatasetInfo, Source
 from dragdl.engine.data.stages import OpStage
 from dragdl.engine.inputs.base import InputType
 from dragdl.engine.models.families import ScriptHelper
@@ -59,7 +60,7 @@ class DatasetNode(NodeType[P]):
         """Cheap facts about the dataset (classes, channels, size); raises DatasetError."""
 
     @abstractmethod
-    def open(self, params: P, ctx: DataContext) -> ImageSource:
+    def open(self, params: P, ctx: DataContext) -> Source:
         """Open the dataset for training; raises DatasetError."""
 
     def codegen(self, params: P) -> str:
@@ -106,6 +107,10 @@ class OpNode(OperatorNode[P]):
             random=self.random,
             needs_float=self.needs_float,
             label=label,
+            type=self.type,
+            params=params.model_dump(mode="json"),
+            in_shape=in_shape,
+            portable=partial(self.portable_step, params, in_shape),
         )
 
     def codegen(self, params: P, shape: Shape) -> str:

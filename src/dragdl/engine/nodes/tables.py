@@ -163,7 +163,15 @@ class TableOpNode(OperatorNode[P]):
     def apply(self, params: P, table: Table, state: dict[str, Any]) -> Table: ...
 
     def operator(self, node_id: str, params: P, in_shape: Shape, label: str) -> TableStep:
-        return TableStep(node_id=node_id, fit=partial(self.fit, params), apply=partial(self.apply, params))
+        return TableStep(
+            node_id=node_id,
+            fit=partial(self.fit, params),
+            apply=partial(self.apply, params),
+            type=self.type,
+            params=params.model_dump(mode="json"),
+            infer=partial(self.infer, params),
+            source=partial(self.source, params),
+        )
 
     def source(self, params: P, state: dict[str, Any], name: str) -> str:
         """The input column an output column is computed from (by default the column of that name)."""
@@ -181,22 +189,6 @@ class TableOpNode(OperatorNode[P]):
         rows `train`, the name of the function applying its state). Raises NotImplementedError for
         an operator without script code (export refuses it as `codegen_unsupported`)."""
         raise NotImplementedError(f"{self.type} cannot be exported as code yet")
-
-
-def required_columns(
-    columns: Columns, ops: Sequence[tuple[TableOpNode[Any], BaseModel, dict[str, Any]]]
-) -> list[str]:
-    """The input columns the output of a fitted chain of table operators is computed from, in input
-    order. A column dropped on the way (Select columns) is not needed to predict: the operators
-    before the drop pass over a fitted column that prediction rows do not hold."""
-    current = tuple(columns)
-    origin = {c.name: c.name for c in current}
-    for kind, params, state in ops:
-        out = kind.infer(params, current, state)
-        origin = {c.name: origin[kind.source(params, state, c.name)] for c in out}
-        current = out
-    needed = set(origin.values())
-    return [c.name for c in columns if c.name in needed]
 
 
 def script_columns(listed: Sequence[str], every: str) -> str:
@@ -255,7 +247,6 @@ __all__ = [
     "chosen_columns",
     "open_table",
     "replace_columns",
-    "required_columns",
     "script_columns",
     "table_features",
 ]
