@@ -24,6 +24,7 @@ from dragdl.engine.inputs.base import InputType
 from dragdl.engine.inputs.sequences import SEQUENCES
 from dragdl.engine.nodes.base import DatasetNode
 from dragdl.engine.nodes.datasets import resolve_path
+from dragdl.engine.nodes.datasets_code import sequence_code
 from dragdl.engine.nodes.registry import OptionalServerPath, register
 
 
@@ -118,3 +119,6 @@ class SequenceDataset(DatasetNode[SequenceParams]):
 
     def open(self, params: SequenceParams, ctx: DataContext) -> SequenceSource:
         return open_sequences(params, ctx)
+
+    def codegen(self, params: SequenceParams) -> str:
+        return sequence_code(params.source, params.name)
