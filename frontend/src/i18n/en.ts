@@ -283,6 +283,17 @@ const en = {
     didYouMean: '; did you mean {{close}}?',
     columnKind: { number: 'numbers', category: 'categories' },
     detailed: {
+      file_type: '{{where}} is not a sequence file: send .ts, .csv, .tsv or .npy files',
+      all_missing: '{{node}}: {{where}}: a feature has no values (every step is missing)',
+      dataset_empty: '{{node}}: {{where}} holds no sequences to read',
+      label_unknown: '{{node}}: {{where}}: a label that is not one of the declared classes',
+      labels_missing: '{{node}}: {{where}}: no labels or values to learn',
+      npy_pickled:
+        '{{node}}: {{where}} holds Python objects (a pickled array), which are never loaded: save it as numbers',
+      row_invalid: '{{node}}: {{where}} does not have the values the lines before it have',
+      too_large: '{{node}}: {{where}} is over a size limit',
+      truncated: '{{node}}: {{where}} ends too early: the file looks truncated',
+      value_invalid: '{{node}}: {{where}}: a value is not a number, or too large',
       dataset_invalid: '{{node}}: the dataset cannot be read: {{where}}',
       column_unknown: '{{node}}: the table has no column {{column}}{{hint}} (columns: {{columns}})',
       missing_values:
@@ -330,6 +341,21 @@ const en = {
         '{{field}} must be at least {{limit}} when the device is CUDA: each worker trains on a GPU of its own',
     },
     code: {
+      file_type: 'A file is not a sequence file: send .ts, .csv, .tsv or .npy files',
+      all_missing: 'A sequence of {{node}} has a feature with no values at all',
+      dataset_empty: 'The files of {{node}} hold no sequences to read',
+      label_unknown: 'A sequence of {{node}} has a label its file does not declare',
+      labels_missing: 'The sequences of {{node}} carry no labels or values to learn',
+      npy_pickled: 'An .npy file of {{node}} holds Python objects, which are never loaded: save it as numbers',
+      row_invalid: 'A line of the files of {{node}} does not have the values the others have',
+      target_not_classes: 'The sequences of {{node}} have numeric targets, not classes: train them with a regressor',
+      too_large: 'A file of {{node}} is over a size limit',
+      truncated: 'A file of {{node}} ends too early: it looks truncated',
+      value_invalid: 'A value in the files of {{node}} is not a number, or too large',
+      worker_share_too_small:
+        '{{node}} · {{field}}: each worker asks for {{requested}} CPUs, less than the {{least}} a worker must have',
+      workers_over_cap:
+        '{{node}} · {{field}}: asks for {{requested}} workers, more than the {{cap}} one task of yours may have',
       graph_too_large: 'The graph is too large to store: remove nodes or shorten long texts',
       value_too_long: '{{node}} has a text that is too long',
       resources_over_cap:

@@ -283,6 +283,16 @@ const zh: Messages = {
     didYouMean: '；是否要用 {{close}}？',
     columnKind: { number: '数值', category: '类别' },
     detailed: {
+      file_type: '{{where}} 不是序列文件：请发送 .ts、.csv、.tsv 或 .npy 文件',
+      all_missing: '{{node}}：{{where}}：有一个特征完全没有值（每一步都缺失）',
+      dataset_empty: '{{node}}：{{where}} 中没有可读取的序列',
+      label_unknown: '{{node}}：{{where}}：有一个标签不在声明的类别中',
+      labels_missing: '{{node}}：{{where}}：没有可学习的标签或数值',
+      npy_pickled: '{{node}}：{{where}} 保存的是 Python 对象（pickle 数组），出于安全从不加载：请保存为数值数组',
+      row_invalid: '{{node}}：{{where}} 的值个数与前面的行不同',
+      too_large: '{{node}}：{{where}} 超出了大小限制',
+      truncated: '{{node}}：{{where}} 提前结束：文件看起来被截断了',
+      value_invalid: '{{node}}：{{where}}：有一个值不是数字，或者太大',
       dataset_invalid: '{{node}}的数据集无法读取：{{where}}',
       column_unknown: '{{node}}：表格中没有列 {{column}}{{hint}}（表格的列：{{columns}}）',
       missing_values:
@@ -327,6 +337,20 @@ const zh: Messages = {
       worker_needs_gpu: '设备为 GPU（CUDA）时，{{field}}不能小于 {{limit}}：每个训练进程需要一块自己的 GPU',
     },
     code: {
+      file_type: '有一个文件不是序列文件：请发送 .ts、.csv、.tsv 或 .npy 文件',
+      all_missing: '{{node}}的某个序列有一个特征完全没有值',
+      dataset_empty: '{{node}}的文件中没有可读取的序列',
+      label_unknown: '{{node}}的某个序列的标签不在文件声明的类别中',
+      labels_missing: '{{node}}的序列没有可学习的标签或数值',
+      npy_pickled: '{{node}}的某个 .npy 文件保存的是 Python 对象，出于安全从不加载：请保存为数值数组',
+      row_invalid: '{{node}}的文件中有一行的值个数与其他行不同',
+      target_not_classes: '{{node}}的序列目标是数值而不是类别：请用回归器训练',
+      too_large: '{{node}}的某个文件超出了大小限制',
+      truncated: '{{node}}的某个文件提前结束：看起来被截断了',
+      value_invalid: '{{node}}的文件中有一个值不是数字，或者太大',
+      worker_share_too_small:
+        '{{node}} · {{field}}：每个工作进程只要 {{requested}} 个 CPU，少于一个工作进程至少需要的 {{least}} 个',
+      workers_over_cap: '{{node}} · {{field}}：要 {{requested}} 个工作进程，超过了你的每个任务最多可用的 {{cap}} 个',
       graph_too_large: '图太大，无法保存：请删除一些节点或缩短过长的文字',
       value_too_long: '{{node}} 中有一段文字过长',
       resources_over_cap:

@@ -114,6 +114,38 @@ const SAMPLES: Sample[] = [
     'missing_values',
     "row 4, column 'bill_length_mm' has no value (2 missing in all) and nothing fills it: add a Fill missing values (Impute) node before the network",
   ],
+  // The sequence readers (engine/data/ts_format.py, sequence_files.py, sequences.py).
+  ['all_missing', 'walk/3.csv: dimension 2 has no values (every step is missing)'],
+  ['dataset_empty', 'gestures: no class folder holds a .csv file'],
+  ['file_type', 'readings.txt: not a sequence file (send .ts, .csv, .tsv or .npy files)'],
+  ['label_unknown', "Motions_TRAIN.ts, line 14: the label 'jump' is not declared in @classLabel (walk, run)"],
+  [
+    'labels_missing',
+    'Waves_TRAIN.ts, line 6: the header declares neither @classLabel true nor @targetLabel true, so the series carry nothing to learn',
+  ],
+  [
+    'npy_pickled',
+    'X.npy: holds Python objects (a pickled array), which are never loaded; save it as numbers (np.save of a numeric array)',
+  ],
+  ['row_invalid', 'walk.csv, line 5: 3 values, the rows before have 4'],
+  ['target_not_classes', 'this sequence set has numeric targets, not classes; train it with a regressor'],
+  ['too_large', 'huge.ts, line 1000001: more than 1000000 series, the limit'],
+  [
+    'truncated',
+    'Cut_TRAIN.ts, line 40: no label after the values (the file ends in the middle of this line: it looks truncated)',
+  ],
+  ['value_invalid', "walk.csv, line 3, column 2: 'abc' is not a number"],
+  // Admission of a distributed run (server/services/admission.py).
+  [
+    'worker_share_too_small',
+    'each worker asks for 0.5 CPUs (cpus_per_worker), less than the 1 a worker must have: a worker is a whole process whatever its share. Ask for at least 1',
+    { requested: 0.5, least: 1 },
+  ],
+  [
+    'workers_over_cap',
+    'the run asks for 8 workers (workers), more than the 4 one task of yours may have: each is a process of at least 2 GB of memory. Ask for at most 4',
+    { requested: 8, cap: 4 },
+  ],
 ];
 
 async function translators(): Promise<{ en: TFunction; zh: TFunction }> {
@@ -169,6 +201,8 @@ describe('validation errors in both languages', () => {
     expect(words('too_many_categories')).toContain("列 'comment' 有 118 个不同取值，超过 50");
     expect(words('dataset_invalid')).toBe('表格的数据集无法读取：datasets/d1/data/cat/1.png');
     expect(words('port_type_mismatch')).toBe('表格不能接收连到它的表格：它只接受图像');
+    expect(words('truncated')).toBe('表格：Cut_TRAIN.ts, line 40 提前结束：文件看起来被截断了');
+    expect(words('value_invalid')).toBe('表格：walk.csv, line 3, column 2：有一个值不是数字，或者太大（abc）');
     for (const code of ['value_not_numeric', 'unknown_category', 'target_not_numeric']) {
       expect(words(code)).not.toMatch(/is not|holds/);
     }

@@ -4,6 +4,9 @@
 // numbers. Each pattern below reads those values back from the engine's own sentence, for the
 // code's detailed template; whatever a pattern misses is still shown (`missingValues`).
 
+/** A sequence file's place as the readers name it: "train.ts, line 12", "walk/1.csv, lines 3-9". */
+const FILE_WHERE = /^(?<where>[^\s:'"]+(?:, (?:lines?|rows?|columns?|series|values?|samples?) [\d,-]+)*): /;
+
 /** Per code: the engine's English sentence, with the values its detailed template uses as named groups. */
 const PATTERNS: Record<string, RegExp[]> = {
   column_unknown: [
@@ -22,6 +25,21 @@ const PATTERNS: Record<string, RegExp[]> = {
   // "<file>[, line N]: why": the file is named before the reason.
   dataset_invalid: [/^(?<where>[^\s:]+\.\w+(?:, (?:line|row) \d+)?): /],
   too_many_categories: [/has (?<count>\d+) distinct values, more than (?<limit>\d+)/],
+  // Sequence files: "<file or folder>[, line N][, column N]: why" (the readers' DatasetErrors).
+  ...Object.fromEntries(
+    [
+      'all_missing',
+      'dataset_empty',
+      'file_type',
+      'label_unknown',
+      'labels_missing',
+      'npy_pickled',
+      'row_invalid',
+      'too_large',
+      'truncated',
+      'value_invalid',
+    ].map((code) => [code, [FILE_WHERE]]),
+  ),
 };
 
 /** The named values of `message` for its code's detailed template, or null when no pattern reads it. */

@@ -34,6 +34,7 @@ export function errorText(error: GraphError, t: TFunction, names: ErrorNames, la
     requested: details.requested === undefined ? '' : String(details.requested),
     largest: details.largest === undefined || details.largest === null ? '' : String(details.largest),
     cap: details.cap === undefined ? '' : String(details.cap),
+    least: details.least === undefined ? '' : String(details.least),
   };
   if (language === 'en') return error.message;
   const text = translated(error, t, values);
