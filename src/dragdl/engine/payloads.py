@@ -65,6 +65,12 @@ class DatasetSummary(BaseModel):
         None, description="A table's feature columns (kind, missing values, categories); null for images."
     )
     target: str | None = Field(None, description="A table's target column.")
+    missing_targets: int = Field(
+        0, description="Rows left out of the data because their target is missing (`count` is without them)."
+    )
+    missing_target_rows: list[int] = Field(
+        default_factory=list, description="The first of those rows (1-based, as numbered in the file)."
+    )
 
 
 class ValidationResult(BaseModel):

@@ -121,11 +121,35 @@ def test_missing_target_names_close_columns(tmp_path: Path) -> None:
     assert err.value.field == "target"
 
 
-def test_empty_target_cell_names_the_row(tmp_path: Path) -> None:
-    table = read_table(_write(tmp_path / "t.csv", "x,y\n1,a\n2,\n3,b\n"))
-    with pytest.raises(DatasetError, match="row 2") as err:
+def test_rows_without_a_target_are_left_out_and_named(tmp_path: Path) -> None:
+    table = read_table(_write(tmp_path / "t.csv", "x,y\n1,a\n2,\n3,b\n4,NA\n5,a\n"))
+    source = TableSource(table, "y")
+    assert source.info.count == 3 and len(source) == 3
+    assert source.info.missing_targets == 2 and source.info.missing_target_rows == (2, 4)
+    assert source.features.columns["x"].tolist() == [1.0, 3.0, 5.0]
+    assert source.info.classes == ("a", "b") and source.labels.tolist() == [0, 1, 0]
+
+
+def test_rows_without_a_target_refused_name_the_first_row(tmp_path: Path) -> None:
+    table = read_table(_write(tmp_path / "t.csv", "x,y\n1,a\n2,\n3,b\n4,\n"))
+    with pytest.raises(DatasetError, match="row 2 \\(2 rows in all\\)") as err:
+        TableSource(table, "y", missing_targets="refuse")
+    assert err.value.code == "target_missing"
+
+
+def test_a_table_without_any_target_is_refused_even_when_dropping(tmp_path: Path) -> None:
+    table = read_table(_write(tmp_path / "t.csv", "x,y\n1,\n2,\n"))
+    with pytest.raises(DatasetError, match="row 1 \\(2 rows in all\\)") as err:
         TableSource(table, "y")
     assert err.value.code == "target_missing"
+
+
+def test_rows_after_a_dropped_one_keep_their_file_number(tmp_path: Path) -> None:
+    table = read_table(_write(tmp_path / "t.csv", "x,y\n1,2.5\n2,\n3,lots\n"))
+    source = TableSource(table, "y")
+    assert source.info.target_text == (3, "lots")
+    with pytest.raises(DatasetError, match="row 3"):
+        get_task_kind("regression").targets(source)
 
 
 def test_text_in_numeric_target_names_the_row(tmp_path: Path) -> None:

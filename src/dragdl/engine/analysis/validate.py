@@ -15,6 +15,7 @@ from typing import Any
 
 from dragdl.engine.analysis.structure import Structure, check_edges, check_nodes, check_topology, parse_graph
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo
+from dragdl.engine.data.tables import missing_target_error
 from dragdl.engine.graph.errors import GraphError, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.inputs.registry import find_input_type
@@ -30,6 +31,7 @@ from dragdl.engine.nodes.base import (
 from dragdl.engine.nodes.tables import Columns, TableOpNode
 from dragdl.engine.payloads import DatasetSummary, ValidationResult
 from dragdl.engine.sweep.check import check_search
+from dragdl.engine.tasks.settings import TrainSettings
 
 
 @dataclass
@@ -90,6 +92,7 @@ def analyze(
     if structure.order:
         _infer_shapes(analysis, ctx, dataset_info)
         _check_output(analysis)
+        _check_missing_targets(analysis)
     return analysis
 
 
@@ -128,6 +131,8 @@ def _dataset_summary(analysis: Analysis, info: DatasetInfo, values_target: bool)
         input_type=input_type.name,
         classes=[] if values_target else list(info.classes),
         count=info.count,
+        missing_targets=info.missing_targets,
+        missing_target_rows=list(info.missing_target_rows),
         **input_type.summary(info),
     )
 
@@ -234,5 +239,32 @@ def _check_output(analysis: Analysis) -> None:
             node_id=last,
             field="out_features" if len(shape) == 1 else None,
             details={"shape": format_shape(shape), "classes": outputs, "task": task.name},
+        )
+    )
+
+
+def _check_missing_targets(analysis: Analysis) -> None:
+    """Stage 7: the dataset left out rows without a target; a train node may refuse them instead."""
+    structure, info = analysis.structure, analysis.dataset_info
+    if info is None or not info.missing_targets or structure.train_id is None:
+        return
+    params = structure.nodes[structure.train_id].params
+    if not isinstance(params, TrainSettings) or params.missing_targets != "refuse":
+        return
+    column, row = info.target or "", info.missing_target_rows[0]
+    refused = missing_target_error(column, row, info.missing_targets, "target")
+    analysis.errors.append(
+        GraphError(
+            code=refused.code,
+            message=f"{refused.message} ({structure.train_id} refuses rows without a target: set its "
+            "'Rows without a target' to drop to leave them out)",
+            node_id=structure.dataset_id,
+            field="target",
+            details={
+                "column": column,
+                "row": row,
+                "count": info.missing_targets,
+                "train": structure.train_id,
+            },
         )
     )

@@ -41,6 +41,10 @@ class DatasetInfo:
     """A table's target column; None for images."""
     target_text: tuple[int, str] | None = None
     """A table's first target that is not a number, as (row, value); None when all are numbers."""
+    missing_targets: int = 0
+    """Rows of a table left out because their target is missing (`count` is without them)."""
+    missing_target_rows: tuple[int, ...] = ()
+    """The first of those rows (1-based, as numbered in the file)."""
     shape: tuple[int | None, ...] | None = None
     """One sample's shape, for input types whose samples are not images or table rows: sequences
     (T, F), T None when their lengths differ. None for images and tables, whose shape is

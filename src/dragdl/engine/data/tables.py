@@ -446,14 +446,29 @@ def _class_name(value: Any) -> str:
     return str(value)
 
 
+MissingTargets = Literal["drop", "refuse"]
+"""What a table's rows without a target become: left out of the data (named in the dataset's
+description and the training log), or an error naming the first of them."""
+
+SHOWN_ROWS = 10
+"""How many of the rows left out a description names (all are counted)."""
+
+
 class TableSource(Source):
     """A table split into features and a target column: a `Source` for the kinds.
 
     `labels` index the sorted distinct target values (numbers sorted as numbers), which the
-    classification kind uses; the regression kind reads `target_values()`.
+    classification kind uses; the regression kind reads `target_values()`. Rows whose target is
+    missing are left out (`missing_targets="drop"`, counted in `info.missing_targets`) or refused.
     """
 
-    def __init__(self, table: Table, target: str, field: str | None = "target") -> None:
+    def __init__(
+        self,
+        table: Table,
+        target: str,
+        field: str | None = "target",
+        missing_targets: MissingTargets = "drop",
+    ) -> None:
         values = table.require(target, "target column", field)
         if table.num_rows == 0:
             raise DatasetError("the table has no data rows", field="path", code="table_empty")
@@ -463,19 +478,19 @@ class TableSource(Source):
                 field=field,
                 code="table_empty",
             )
+        numeric = values.dtype.kind == "f"
+        missing = np.isnan(values) if numeric else np.asarray([v is None for v in values], dtype=bool)
+        dropped = np.flatnonzero(missing)
+        if len(dropped) and (missing_targets == "refuse" or len(dropped) == table.num_rows):
+            raise missing_target_error(target, int(dropped[0]) + 1, len(dropped), field)
+        # Row numbers in messages stay the file's: `_rows` maps a kept row to its place there.
+        self._rows = np.flatnonzero(~missing)
+        if len(dropped):
+            table = table.take(self._rows)
+            values = values[self._rows]
         self.target = target
         self.features = table.without(target)
         self._target_column = values
-        numeric = values.dtype.kind == "f"
-        missing = np.isnan(values) if numeric else np.asarray([v is None for v in values], dtype=bool)
-        if missing.any():
-            row = int(np.flatnonzero(missing)[0])
-            raise DatasetError(
-                f"the target column {target!r} is empty in row {row + 1} ({int(missing.sum())} rows in all); "
-                "every row needs a target",
-                field=field,
-                code="target_missing",
-            )
         distinct, labels = np.unique(values if numeric else values.astype(str), return_inverse=True)
         self.labels: np.ndarray = labels.astype(np.int64).reshape(-1)
         classes = tuple(_class_name(v) for v in distinct.tolist())
@@ -489,8 +504,14 @@ class TableSource(Source):
             count=table.num_rows,
             columns=tuple(self.features.schema()),
             target=target,
-            target_text=None if text is None else (text + 1, str(values[text])),
+            target_text=None if text is None else (self.row_number(text), str(values[text])),
+            missing_targets=len(dropped),
+            missing_target_rows=tuple(int(row) + 1 for row in dropped[:SHOWN_ROWS]),
         )
+
+    def row_number(self, index: int) -> int:
+        """The 1-based row of the file that kept row `index` came from."""
+        return int(self._rows[index]) + 1
 
     def target_values(self) -> np.ndarray:
         values = self._target_column
@@ -499,9 +520,19 @@ class TableSource(Source):
         for i, value in enumerate(values):
             if _number_or_none(value) is None:
                 raise DatasetError(
-                    f"the target column {self.target!r} holds the text {quote_cell(value)} in row {i + 1}; "
-                    "regression needs a number in every row",
+                    f"the target column {self.target!r} holds the text {quote_cell(value)} in row "
+                    f"{self.row_number(i)}; regression needs a number in every row",
                     field="target",
                     code="target_not_numeric",
                 )
         raise AssertionError("a text column whose values are all numbers")  # column_from_values decides
+
+
+def missing_target_error(target: str, first_row: int, count: int, field: str | None) -> DatasetError:
+    """Rows without a target, refused (the train node asks it, or no row has one)."""
+    return DatasetError(
+        f"the target column {target!r} is empty in row {first_row} ({count} rows in all); "
+        "every row needs a target",
+        field=field,
+        code="target_missing",
+    )

@@ -75,6 +75,7 @@ CHOICE_LABELS: dict[str, str] = {
     "most_frequent": "Most frequent",
     "keep": "Keep",
     "drop": "Drop",
+    "refuse": "Refuse (an error)",
     "max": "Maximum",
     "zeros": "Zeros",
     "wrap": "Wrap around",

@@ -427,6 +427,11 @@ ZH: dict[str, str] = {
         "fp32 为全精度；bf16 为 16 位脑浮点数混合精度。"
     ),
     "Memory format": "内存排列",
+    "Rows without a target": "缺少目标值的行",
+    "drop: rows whose target is empty are left out, and the dataset summary and the training log say how many and which; refuse: such a row is an error, for data that must be complete.": (
+        "删除：目标值为空的行不参与训练，数据集摘要和训练日志会说明有多少行、是哪些行；"
+        "拒绝：出现这样的行即报错，适合必须完整的数据。"
+    ),
     "Workers": "训练进程数",
     "Processes that train the network together, possibly on several machines: each takes its share of every batch and their gradients are averaged (data-parallel on Ray Train), so the run learns as one process with the same batch size would. 1 trains in one process.": (
         "共同训练网络的进程数，可分布在多台机器上：每个进程处理每个批次中属于自己的一份，"
@@ -546,6 +551,7 @@ ZH: dict[str, str] = {
     "The columns to keep or drop.": "要保留或删除的列。",
     "Keep": "保留",
     "Drop": "删除",
+    "Refuse (an error)": "拒绝（报错）",
     "Standardize": "列标准化",
     "Scales number columns to mean 0 and standard deviation 1, with the mean and deviation measured on the training rows. Missing values stay missing.": (
         "把数值列缩放到均值 0、标准差 1，均值和标准差在训练行上测得。缺失值保持缺失。"

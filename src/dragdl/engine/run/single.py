@@ -17,14 +17,14 @@ import torch
 
 from dragdl.engine.bundle.writer import write_bundle
 from dragdl.engine.compile.plan import Plan
-from dragdl.engine.data.base import DataContext
+from dragdl.engine.data.base import DataContext, DatasetInfo
 from dragdl.engine.data.pipeline import Pipeline
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.stages import NonFiniteError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.inputs.base import BatchSettings
 from dragdl.engine.run.feature_cache import feature_pipeline, frozen_backbone
-from dragdl.engine.train.callbacks import Callback
+from dragdl.engine.train.callbacks import Callback, NoticeCallback
 from dragdl.engine.train.checkpoint import CheckpointStore
 from dragdl.engine.train.collective import Group, StopSignal
 from dragdl.engine.train.device import TrainError, resolve_device
@@ -100,13 +100,26 @@ def train_plan(
                 network=plan.model,
                 group=group,
                 checkpoints=checkpoints,
-                callbacks=callbacks,
+                callbacks=[NoticeCallback(dataset_notices(plan.source.info)), *callbacks],
             )
     finally:
         pipeline.close()
     if result.status == "succeeded" and (group is None or group.main):
         write_bundle(out_dir, trained_graph(plan), plan, pipeline.fitted, read_report(result))
     return result
+
+
+def dataset_notices(info: DatasetInfo) -> list[str]:
+    """What the training log says first about the data: the rows left out for want of a target."""
+    if not info.missing_targets:
+        return []
+    rows = ", ".join(str(row) for row in info.missing_target_rows)
+    more = ", ..." if info.missing_targets > len(info.missing_target_rows) else ""
+    plural = "s" if info.missing_targets > 1 else ""
+    return [
+        f"{info.missing_targets} row{plural} without a target in the column {info.target!r} left out "
+        f"(row{plural} {rows}{more}); training on the other {info.count}"
+    ]
 
 
 @contextmanager

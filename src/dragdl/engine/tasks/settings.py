@@ -11,6 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from dragdl.engine.data.tables import MissingTargets
+
 Optimizer = Literal["sgd", "adam", "adamw"]
 Schedule = Literal["none", "step", "cosine", "onecycle"]
 Monitor = Literal["val_loss", "val_accuracy"]
@@ -166,6 +168,13 @@ class TrainSettings(BaseModel):
         title="Worker failures allowed",
         description="Times a distributed run restarts from its last checkpoint when a worker or its "
         "machine dies, before the task fails.",
+    )
+    missing_targets: MissingTargets = Field(
+        "drop",
+        title="Rows without a target",
+        description="drop: rows whose target is empty are left out, and the dataset summary and the "
+        "training log say how many and which; refuse: such a row is an error, for data that must be "
+        "complete.",
     )
 
     monitor: str = Field(

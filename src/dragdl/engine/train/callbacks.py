@@ -63,6 +63,10 @@ class RunContext:
     def steps_per_epoch(self) -> int:
         return self.start.steps_per_epoch if self.start is not None else 0
 
+    def message(self, level: Literal["info", "warning"], message: str) -> None:
+        """Write a line to the training log: every callback's `on_message` gets it."""
+        self._callbacks.on_message(self, level, message)
+
     def write_artifact(self, kind: str, name: str, write: Callable[[Path], None]) -> Path:
         """Write the file `name` of the run folder through `write(path)` (given a temporary path,
         so a reader never sees half a file) and tell every callback (`on_artifact`)."""
@@ -220,4 +224,18 @@ class ReporterCallback(Callback):
         self.reporter.emit(StatusEvent(status, message))
 
 
-__all__ = ["Callback", "CallbackList", "ReporterCallback", "RunContext"]
+class NoticeCallback(Callback):
+    """Warnings the training log opens with, about what the run was given rather than how it
+    trains (the rows a dataset left out); written once, by the main worker, not again on resume."""
+
+    def __init__(self, notices: Sequence[str]) -> None:
+        self.notices = tuple(notices)
+
+    def on_train_start(self, ctx: RunContext) -> None:
+        resumed = ctx.start is not None and ctx.start.resumed_from_epoch is not None
+        if ctx.main and not resumed:
+            for notice in self.notices:
+                ctx.message("warning", notice)
+
+
+__all__ = ["Callback", "CallbackList", "NoticeCallback", "ReporterCallback", "RunContext"]
