@@ -261,3 +261,29 @@ def test_the_wall_clock_counts_the_fastest_step_so_a_burst_of_other_work_does_no
 
     seconds = fastpath.wall_clock(torch.device("cpu"))(Candidate("fp32", "contiguous"), step, 3)
     assert 0.03 <= seconds < 0.1
+
+
+class _LastStepLstm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rnn = nn.LSTM(28, 64, num_layers=2, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(128, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.head(self.rnn(x)[0][:, -1])
+        return out
+
+
+def test_a_recurrent_network_counts_its_recurrent_operations() -> None:
+    # torch's flop counter sees no operation in the fused LSTM kernel: without counting it, a long
+    # recurrent run would look like a small one and never be measured for bf16.
+    cpu = torch.device("cpu")
+    model = _LastStepLstm()
+    probe = Probe(
+        model, lambda m: torch.optim.SGD(m.parameters(), lr=0.1), classify, list, cpu, 1, (28, 28), 1
+    )
+    steps, gates, hidden = 28, 4, 64
+    layer1 = 2 * steps * gates * 2 * (28 + hidden) * hidden  # two directions
+    layer2 = 2 * steps * gates * 2 * (2 * hidden + hidden) * hidden
+    head = 2 * 128 * 10
+    assert fastpath.training_flops(probe) == pytest.approx(3.0 * (layer1 + layer2 + head), rel=0.01)

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -335,6 +336,12 @@ def training_flops(probe: Probe) -> float:
     model = probe.model
     was_training = model.training
     model.eval()
+    recurrent: list[float] = []
+    hooks = [
+        module.register_forward_pre_hook(partial(_count_recurrent, recurrent))
+        for module in model.modules()
+        if isinstance(module, nn.RNNBase)
+    ]
     try:
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
             try:
@@ -343,7 +350,29 @@ def training_flops(probe: Probe) -> float:
                 probe.step(model, take(probe.load_batches()[0], 1))
     finally:
         model.train(was_training)
-    return 3.0 * float(counter.get_total_flops())
+        for hook in hooks:
+            hook.remove()
+    return 3.0 * (float(counter.get_total_flops()) + sum(recurrent))
+
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+def _count_recurrent(found: list[float], module: nn.Module, args: tuple[Any, ...]) -> None:
+    """Adds a recurrent layer's multiply-adds for the sample it receives: torch's flop counter
+    counts none for its fused kernels, which would make a recurrent network look like a small run.
+    Per step, layer and direction: each gate multiplies the input and the hidden state."""
+    assert isinstance(module, nn.RNNBase)
+    x = args[0]
+    if not isinstance(x, Tensor):  # a packed sequence: counted as one of its full length
+        x = x.data.unsqueeze(0)
+    steps = int(x.shape[1] if module.batch_first else x.shape[0]) if x.ndim == 3 else int(x.shape[0])
+    hidden, directions = module.hidden_size, 2 if module.bidirectional else 1
+    total = 0.0
+    for layer in range(module.num_layers):
+        inputs = module.input_size if layer == 0 else hidden * directions
+        total += directions * steps * _GATES.get(module.mode, 1) * 2 * (inputs + hidden) * hidden
+    found.append(total)
 
 
 def _measure_all(
