@@ -156,6 +156,7 @@ const en = {
     accepts: 'accepts {{types}}',
     outputs: 'outputs {{type}}',
     unknownType: 'Unknown node type {{type}}',
+    anyInput: 'input',
     portType: { images: 'images', tensor: 'tensor', logits: 'logits', table: 'table', sequence: 'sequence' },
   },
   props: {
@@ -204,6 +205,9 @@ const en = {
     datasetsNone: 'No datasets uploaded yet.',
     datasetsFailed: 'Your datasets could not be loaded: {{message}}',
     datasetsManage: 'Upload or preview datasets',
+    targetDefault: 'Default: {{column}}',
+    targetDefaultLast: 'Default: the last column',
+    targetUnknown: '{{column}} (not in the table)',
     on: 'On',
     off: 'Off',
   },
@@ -213,6 +217,9 @@ const en = {
     graph: 'Graph',
     show: 'Show problems',
     hide: 'Hide problems',
+    prepare: 'Prepare the table: insert {{steps}}',
+    prepared_one: 'Inserted {{count}} node before {{node}}',
+    prepared_other: 'Inserted {{count}} nodes before {{node}}',
   },
   templates: {
     title: 'Templates',

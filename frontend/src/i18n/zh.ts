@@ -156,6 +156,7 @@ const zh: Messages = {
     accepts: '接受 {{types}}',
     outputs: '输出 {{type}}',
     unknownType: '未知节点类型 {{type}}',
+    anyInput: '输入',
     portType: { images: '图像', tensor: '张量', logits: '类别分数', table: '表格', sequence: '序列' },
   },
   props: {
@@ -204,6 +205,9 @@ const zh: Messages = {
     datasetsNone: '还没有上传的数据集。',
     datasetsFailed: '无法加载你的数据集：{{message}}',
     datasetsManage: '上传或预览数据集',
+    targetDefault: '默认：{{column}}',
+    targetDefaultLast: '默认：最后一列',
+    targetUnknown: '{{column}}（表中没有此列）',
     on: '开',
     off: '关',
   },
@@ -213,6 +217,9 @@ const zh: Messages = {
     graph: '图',
     show: '显示问题',
     hide: '隐藏问题',
+    prepare: '准备表格：插入{{steps}}',
+    prepared_one: '已在{{node}}前插入 {{count}} 个节点',
+    prepared_other: '已在{{node}}前插入 {{count}} 个节点',
   },
   templates: {
     title: '模板',

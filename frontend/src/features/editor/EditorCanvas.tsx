@@ -117,6 +117,15 @@ export function EditorCanvas({
     [catalog, notify, refusal, t],
   );
 
+  // A single node dragged onto an edge goes into it (a selection dragged together does not).
+  const { insertIntoEdgeUnder } = editor;
+  const onNodeDragStop = useCallback(
+    (_event: unknown, node: EditorNode, dragged: EditorNode[]) => {
+      if (dragged.length <= 1) insertIntoEdgeUnder(node);
+    },
+    [insertIntoEdgeUnder],
+  );
+
   return (
     <div className="canvas" ref={wrapper} onDragOver={onDragOver} onDrop={onDrop}>
       <ReactFlow<EditorNode, EditorEdge>
@@ -129,6 +138,7 @@ export function EditorCanvas({
         onEdgesChange={editor.onEdgesChange}
         onConnect={editor.onConnect}
         onConnectEnd={onConnectEnd}
+        onNodeDragStop={onNodeDragStop}
         isValidConnection={isValidConnection}
         defaultEdgeOptions={DEFAULT_EDGE_OPTIONS}
         deleteKeyCode={DELETE_KEYS}

@@ -15,6 +15,7 @@ import { EditorDialogs, type Dialog } from './EditorDialogs';
 import { nodeTitle } from './logic/connection';
 import type { LayoutView } from './logic/layout';
 import { searchedCount } from './logic/search';
+import { preparationFor, type Preparation } from './logic/tablePrep';
 import type { EditorEdge, EditorNode } from './logic/types';
 import { Palette } from './panels/Palette';
 import { ProblemsPanel } from './panels/ProblemsPanel';
@@ -116,6 +117,26 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
   const namedEdges = useNamedEdges(editor.edges, titleOf);
   const flowLabels = useFlowAriaLabels();
 
+  // The preparation a table needs, keyed by its JSON so it stays the same object while nodes move.
+  const preparationKey = JSON.stringify(preparationFor(errors, nodes, editor.edges, catalog));
+  const { prepareTable } = editor;
+  const preparation = useMemo(() => {
+    const wanted = JSON.parse(preparationKey) as Preparation | null;
+    if (!wanted) return null;
+    const steps = wanted.types.map((type) => catalog.byType.get(type)?.title ?? type).join(', ');
+    const onApply = () => {
+      const step = `prepare-${Date.now()}`;
+      const added = prepareTable(wanted, step);
+      if (!added.length) return;
+      layoutSoon(step);
+      notify({
+        kind: 'info',
+        message: t('problems.prepared', { count: added.length, node: titleOf(wanted.nodeId) }),
+      });
+    };
+    return { steps, onApply };
+  }, [preparationKey, catalog, prepareTable, layoutSoon, notify, t, titleOf]);
+
   const save = () => {
     if (!server.saving) doc.save().catch(() => undefined);
   };
@@ -199,6 +220,7 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
               stale={validation.status === 'pending'}
               open={problemsOpen}
               onToggle={() => setProblemsOpen((open) => !open)}
+              preparation={preparation}
             />
           </div>
           <PropertyPanel

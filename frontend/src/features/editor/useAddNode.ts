@@ -2,6 +2,7 @@
 // free spot in the middle of the view. Neither moves or zooms the view.
 import { useReactFlow } from '@xyflow/react';
 import { useCallback, useLayoutEffect, useRef, type DragEvent, type RefObject } from 'react';
+import { NODE_SIZE } from './logic/insertNode';
 import { findFreeSpot } from './logic/placement';
 import type { EditorEdge, EditorNode } from './logic/types';
 import { DRAG_MIME } from './panels/Palette';
@@ -9,8 +10,6 @@ import type { EditorApi } from './useEditor';
 
 /** Where a dropped node's top-left lands relative to the pointer: the pointer holds its header. */
 const DROP_OFFSET = { x: 90, y: 17 };
-/** A typical node's size, for placing one before it is measured. */
-const NODE_SIZE = { width: 180, height: 110 };
 
 export function useAddNode(editor: EditorApi, wrapper: RefObject<HTMLDivElement | null>) {
   const flow = useReactFlow<EditorNode, EditorEdge>();
@@ -33,7 +32,8 @@ export function useAddNode(editor: EditorApi, wrapper: RefObject<HTMLDivElement 
       if (!kind) return;
       event.preventDefault();
       const point = flow.screenToFlowPosition({ x: event.clientX, y: event.clientY });
-      addNode(kind, { x: point.x - DROP_OFFSET.x, y: point.y - DROP_OFFSET.y });
+      // Dropped on an edge whose types fit, the node goes into it.
+      addNode(kind, { x: point.x - DROP_OFFSET.x, y: point.y - DROP_OFFSET.y }, { intoEdge: true });
     },
     [flow, addNode],
   );

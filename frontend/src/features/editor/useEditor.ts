@@ -7,9 +7,11 @@ import type { CatalogIndex } from '../catalog/catalogIndex';
 import { copySelection, nextNodeId, pasteClipboard, type ClipboardContent } from './logic/clipboard';
 import { flowToGraph, graphToFlow, makeNode, snapshotOf } from './logic/convert';
 import { canRedo, canUndo, createHistory, record, redo, undo, type History } from './logic/history';
+import { edgeUnder, insertIntoEdge, nodeBox } from './logic/insertNode';
 import { layeredLayout, type LayoutView } from './logic/layout';
 import { defaultParams } from './logic/schemaForm';
 import { withSpec, type SearchSpec } from './logic/search';
+import { applyPreparation, type Preparation } from './logic/tablePrep';
 import type { EditorEdge, EditorNode, GraphMeta, Snapshot } from './logic/types';
 import { saveDraft } from './storage';
 
@@ -125,8 +127,28 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
   }, []);
 
   // --- actions ---------------------------------------------------------------------------------
+  /**
+   * Put an unconnected node into the edge it lies on, when the port types allow: the edges change
+   * in the same render as the node's move or arrival, so both are one undo step. `moved` is the
+   * node as it is now, which the last render may not have yet.
+   */
+  const insertIntoEdgeUnder = useCallback(
+    (moved: EditorNode): boolean => {
+      const edges = edgesNow.current;
+      if (edges.some((edge) => edge.source === moved.id || edge.target === moved.id)) return false;
+      const nodes = [...nodesNow.current.filter((node) => node.id !== moved.id), moved];
+      const edge = edgeUnder(nodeBox(moved), moved.id, nodes, edges);
+      const next = edge && insertIntoEdge([moved.id], edge, nodes, edges, catalog);
+      if (!next) return false;
+      edgesNow.current = next;
+      setEdges(next);
+      return true;
+    },
+    [catalog],
+  );
+
   const addNode = useCallback(
-    (kind: string, position: { x: number; y: number }) => {
+    (kind: string, position: { x: number; y: number }, { intoEdge = false }: { intoEdge?: boolean } = {}) => {
       const entry = catalog.byType.get(kind);
       if (!entry) return null;
       const id = nextNodeId(kind, new Set(nodesNow.current.map((node) => node.id)));
@@ -135,7 +157,21 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
         ...current.map((n) => (n.selected ? { ...n, selected: false } : n)),
         { ...node, selected: true } as EditorNode,
       ]);
+      if (intoEdge) insertIntoEdgeUnder(node);
       return id;
+    },
+    [catalog, insertIntoEdgeUnder],
+  );
+
+  /** Insert the table preparation validation asks for, as one undo step named `step`. */
+  const prepareTable = useCallback(
+    (preparation: Preparation, step: string): string[] => {
+      const result = applyPreparation(preparation, nodesNow.current, edgesNow.current, catalog);
+      if (!result) return [];
+      coalesce.current = step;
+      setNodes(result.nodes);
+      setEdges(result.edges);
+      return result.added;
     },
     [catalog],
   );
@@ -257,6 +293,8 @@ export function useEditor(catalog: CatalogIndex, initial: GraphSpec) {
     onEdgesChange,
     onConnect,
     addNode,
+    insertIntoEdgeUnder,
+    prepareTable,
     updateParam,
     updateSearch,
     setNodeLabel,

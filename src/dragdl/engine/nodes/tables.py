@@ -61,6 +61,8 @@ class TableParams(BaseModel):
         title="Table file",
         description="With source 'file': a .csv, .tsv or .parquet file whose first row names the columns. "
         "Relative paths are taken under the data dir.",
+        # The form shows each source's own field only: 'Table file' beside an uploaded table misled.
+        json_schema_extra={"x-show-if": {"source": ["file"]}},
     )
     dataset_id: str | None = Field(
         None,
@@ -68,6 +70,7 @@ class TableParams(BaseModel):
         pattern=r"^[A-Za-z0-9_-]+$",
         title="Uploaded table",
         description="With source 'uploaded': the id of one of your uploaded tables (Datasets page).",
+        json_schema_extra={"x-show-if": {"source": ["uploaded"]}},
     )
     target: str | None = Field(
         None,

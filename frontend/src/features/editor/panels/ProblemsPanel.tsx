@@ -14,6 +14,8 @@ interface Props {
   /** Open or folded; the page opens it when Train finds problems. */
   open: boolean;
   onToggle: () => void;
+  /** The table preparation validation asks for, in one click (names of the nodes it inserts). */
+  preparation?: { steps: string; onApply: () => void } | null;
 }
 
 export const ProblemsPanel = memo(function ProblemsPanel({
@@ -24,6 +26,7 @@ export const ProblemsPanel = memo(function ProblemsPanel({
   stale,
   open,
   onToggle,
+  preparation,
 }: Props) {
   const { t, i18n } = useTranslation();
   const { index: catalog } = useCatalog();
@@ -42,6 +45,13 @@ export const ProblemsPanel = memo(function ProblemsPanel({
       {open && (
         <ul className="problems__list">
           {errors.length === 0 && <li className="problems__none">{t('problems.none')}</li>}
+          {preparation && !stale && (
+            <li className="problems__fix">
+              <button type="button" className="btn btn--primary" onClick={preparation.onApply}>
+                {t('problems.prepare', { steps: preparation.steps })}
+              </button>
+            </li>
+          )}
           {errors.map((error, i) => {
             const title = error.node_id ? titleOf(error.node_id) : null;
             const kind = error.node_id ? (kindOf(error.node_id) ?? undefined) : undefined;

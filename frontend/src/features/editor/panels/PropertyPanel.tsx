@@ -8,8 +8,10 @@ import { fieldApplies, fieldsFromSchema } from '../logic/schemaForm';
 import { prettyShape, shapeLabel, tableFacts } from '../logic/summary';
 import type { DatasetSummary } from '../../../api/types';
 import type { EditorNode, GraphMeta } from '../logic/types';
+import { TABLE_TYPE } from '../logic/tablePrep';
 import { CategoryIcon } from '../nodes/CategoryIcon';
 import { DatasetSelect } from './DatasetSelect';
+import { TargetSelect } from './TargetSelect';
 import { FieldControl, fieldHelp } from './fields';
 import { SearchControl } from './SearchControl';
 import type { SearchSpec } from '../logic/search';
@@ -34,6 +36,7 @@ function NodeProperties({
   catalog,
   errors,
   shape,
+  dataset,
   onParamChange,
   onLabelChange,
   onSearchChange,
@@ -42,6 +45,8 @@ function NodeProperties({
   catalog: CatalogIndex;
   errors: GraphError[];
   shape: string | undefined;
+  /** The table validation read, for a Table node's target choices. */
+  dataset: DatasetSummary | null | undefined;
   onParamChange: Props['onParamChange'];
   onLabelChange: Props['onLabelChange'];
   onSearchChange: Props['onSearchChange'];
@@ -132,6 +137,15 @@ function NodeProperties({
                   // A name that came from the dataset follows it; one the user typed stays.
                   if (!node.data.label || node.data.label === previous?.name) onLabelChange(node.id, dataset.name);
                 }}
+                inputId={inputId}
+                describedBy={helpId}
+                invalid={fieldErrors.length > 0}
+              />
+            ) : node.data.kind === TABLE_TYPE && field.name === 'target' && dataset?.columns ? (
+              <TargetSelect
+                dataset={dataset}
+                value={node.data.params[field.name]}
+                onChange={(value) => onParamChange(node.id, field.name, value)}
                 inputId={inputId}
                 describedBy={helpId}
                 invalid={fieldErrors.length > 0}
@@ -262,6 +276,7 @@ export const PropertyPanel = memo(function PropertyPanel(props: Props) {
         catalog={catalog}
         errors={errorsByNode.get(node.id) ?? []}
         shape={validation?.shapes[node.id]}
+        dataset={validation?.dataset}
         onParamChange={props.onParamChange}
         onLabelChange={props.onLabelChange}
         onSearchChange={props.onSearchChange}
