@@ -15,6 +15,7 @@ import { ConfigPanel, GraphPanel } from './GraphPanel';
 import { LogPanel } from './LogPanel';
 import { ResultsPanel } from './ResultsPanel';
 import { useCatalog } from '../catalog/CatalogProvider';
+import { bestEpoch } from './bestEpoch';
 import { chartedMetrics, graphKind, headlineMetric, kindFromMetrics, resolveKind } from '../catalog/taskKind';
 import {
   bestEpochValue,
@@ -174,8 +175,12 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
     headline.percent ? formatPercent(value) : formatNumber(value);
   // The runner's best_metrics keeps the highest value of every score: right for accuracy and R²,
   // which are the headline metrics (higher is better); the events are the fallback.
+  // From the events where there are any, so that the loss beside it is the same epoch's.
+  const best = bestEpoch(state, headline.key, headline.higherIsBetter);
   const bestVal =
-    task.best_metrics[`val_${headline.key}`] ?? bestEpochValue(state, `val_${headline.key}`, headline.higherIsBetter);
+    best?.value ??
+    task.best_metrics[`val_${headline.key}`] ??
+    bestEpochValue(state, `val_${headline.key}`, headline.higherIsBetter);
   const memory = series.peakMemory.reduce((max, [, v]) => Math.max(max, v), 0);
   const testHeadline = state.test?.[`test_${headline.key}`] ?? task.best_metrics[`test_${headline.key}`];
   // A data-parallel run's processes (null for a run in one process, which shows as before).
@@ -268,7 +273,15 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
 
       <div className="kpis">
         <Kpi label={t(`monitor.bestValOf.${headline.key}`)} value={formatHeadline(bestVal)} testId="best-val" />
-        <Kpi label={t('monitor.valLoss')} value={formatNumber(latestEpochValue(state, 'val_loss'))} />
+        {best ? (
+          <Kpi
+            label={t('monitor.valLossAt', { epoch: best.epoch })}
+            value={formatNumber(best.loss)}
+            testId="best-loss"
+          />
+        ) : (
+          <Kpi label={t('monitor.valLoss')} value={formatNumber(latestEpochValue(state, 'val_loss'))} />
+        )}
         <Kpi
           label={t(`monitor.testOf.${headline.key}`)}
           value={formatHeadline(testHeadline)}
