@@ -6,6 +6,7 @@ import { useEditorView } from '../EditorContext';
 import { errorText, fieldTitle } from '../logic/errorMessage';
 import { summarizeParams } from '../logic/summary';
 import type { EditorNode, NodeCategory } from '../logic/types';
+import { inputPortText, shownOnCard } from './cardText';
 import { CategoryIcon } from './CategoryIcon';
 
 /** Handles sit on fixed rows under the header, so each lines up with its port label. */
@@ -21,8 +22,9 @@ function ConnectionCount({ port }: { port: PortSpec }) {
 
 function InputPort({ port, index }: { port: PortSpec; index: number }) {
   const { t } = useTranslation();
-  const types = port.types.map((type) => t(`node.portType.${type}`, { defaultValue: type })).join(' | ');
-  const help = `${port.label}: ${t('node.accepts', { types })}${port.multiple ? ` (${t('node.multiple')})` : ''}`;
+  const typeName = (type: string) => t(`node.portType.${type}`, { defaultValue: type });
+  const help = `${port.label}: ${t('node.accepts', { types: port.types.map(typeName).join(' | ') })}${port.multiple ? ` (${t('node.multiple')})` : ''}`;
+  const types = inputPortText(port.types, typeName, t('node.anyInput'));
   return (
     <>
       <Handle
@@ -124,7 +126,7 @@ export function CatalogNodeCard({ id, data, selected, type }: NodeProps<EditorNo
   const errors = useEditorView((view) => view.errorsByNode.get(id)) ?? NO_ERRORS;
   const category: NodeCategory = type;
   const entry = catalog.byType.get(data.kind);
-  const summary = entry ? summarizeParams(data.params, entry.params_schema) : [];
+  const summary = entry ? shownOnCard(summarizeParams(data.params, entry.params_schema, 4)).slice(0, 3) : [];
   const title = data.label || entry?.title || data.kind;
   const portRows = Math.max(entry?.inputs.length ?? 0, entry?.outputs.length ?? 0, 1);
 
