@@ -133,9 +133,9 @@ const en = {
   },
   canvas: {
     label: 'Graph canvas',
-    emptyTitle: 'Build an image classifier',
+    emptyTitle: 'Build a model of images, a table or sequences',
     emptyBody:
-      'Drag a dataset from the left, add data operators and layers, and finish with a Train node. Or start from a template.',
+      'Drag a dataset from the left (built-in digits, your photos, a spreadsheet or recordings), add data operators and layers, and finish with a Train node: a classifier or a regressor. Or start from a template.',
     openTemplates: 'Browse templates',
   },
   connection: {

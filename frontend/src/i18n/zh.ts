@@ -134,8 +134,9 @@ const zh: Messages = {
   },
   canvas: {
     label: '图画布',
-    emptyTitle: '搭建一个图像分类器',
-    emptyBody: '从左侧拖入一个数据集，添加数据算子和网络层，最后接上“训练”节点。也可以从模板开始。',
+    emptyTitle: '用图像、表格或序列搭建模型',
+    emptyBody:
+      '从左侧拖入一个数据集（内置数字、你的照片、表格文件或录制的序列），添加数据算子和网络层，最后接上“训练”节点：分类器或回归器。也可以从模板开始。',
     openTemplates: '浏览模板',
   },
   connection: {
