@@ -339,8 +339,92 @@ _BUILDERS: list[Callable[[], HostileCase]] = [
 ]
 
 
+def ts(rows: list[str], header: str = "@problemName P\n@univariate true\n@classLabel true a b\n") -> bytes:
+    """A small .ts file: `header`, @data, then `rows` (one series each)."""
+    return (header + "@data\n" + "\n".join(rows)).encode()
+
+
+_EQUAL = "@problemName P\n@univariate true\n@equalLength true\n@seriesLength 4\n@classLabel true a b\n"
+
+_SEQUENCE_BUILDERS: list[Callable[[], HostileCase]] = [
+    lambda: HostileCase(
+        "ts-declares-huge-series",
+        [("huge.ts", ts(["1,2:a"], "@problemName Huge\n@seriesLength 1000000000\n@classLabel true a\n"))],
+        413,
+        "huge.ts, line 2 (@seriesLength): 1,000,000,000 time steps is over the limit of 100,000",
+    ),
+    lambda: HostileCase(
+        "ts-declares-huge-dimensions",
+        [("wide.ts", ts(["1,2:a"], "@dimensions 1000000000\n@classLabel true a\n"))],
+        413,
+        "wide.ts, line 1 (@dimensions): 1,000,000,000 dimensions is over the limit of 10,000",
+    ),
+    lambda: HostileCase(
+        "ts-truncated",
+        [("cut.ts", ts(["1,2,3,4:a", "4,3,2,1:b", "1,2,3,4:a", "5,6"], _EQUAL))],
+        400,
+        "cut.ts, line 10: no label after the values (the file ends in the middle of this line",
+    ),
+    lambda: HostileCase(
+        "ts-unequal-where-equal-declared",
+        [("uneven.ts", ts(["1,2,3,4:a", "1,2,3:b", "1,2,3,4:a"], _EQUAL) + b"\n")],
+        400,
+        "uneven.ts, line 8: 3 steps, but @equalLength true and the series have 4",
+    ),
+    lambda: HostileCase(
+        "ts-zip-slip",
+        [("set.zip", make_zip({"P_TRAIN.ts": ts(["1,2:a", "2,1:b"]), "../P_TEST.ts": ts(["1,2:a"])}))],
+        400,
+        "'../P_TEST.ts'",
+    ),
+    lambda: HostileCase(
+        "ts-zip-symlink",
+        [("set.zip", make_zip({"P.ts": b"/etc/passwd", "x/P_TEST.ts": ts(["1:a"])}, links=("P.ts",)))],
+        400,
+        "'P.ts' is a symbolic link",
+    ),
+    lambda: HostileCase(
+        "ts-zip-bomb",
+        [("set.zip", make_zip({"P.ts": ts(["1,2:a", "2,1:b"]) + b"#" * (4 * 1024 * 1024) + b"\n"}))],
+        400,
+        "'P.ts' has a compression ratio",
+    ),
+    lambda: HostileCase(
+        "sequence-npy-pickled",
+        [
+            ("X.npy", npy(np.array([{"x": 1}, None], dtype=object), allow_pickle=True)),
+            ("y.npy", npy(np.array([0, 1]))),
+        ],
+        400,
+        "X.npy: holds Python objects (a pickled array), which are never loaded",
+    ),
+    lambda: HostileCase(
+        "sequence-npy-pickled-in-zip",
+        [
+            (
+                "arrays.zip",
+                make_zip(
+                    {
+                        "set/X.npy": npy(np.array([[1.0], None], dtype=object), allow_pickle=True),
+                        "set/labels.csv": b"a\nb\n",
+                    }
+                ),
+            )
+        ],
+        400,
+        "X.npy: holds Python objects",
+    ),
+    lambda: HostileCase(
+        "sequence-csv-folders-bad-cell",
+        [("csvs.zip", make_zip({"a/1.csv": b"1,2\n3,4\n", "b/1.csv": b"1,2\n3,oops\n"}))],
+        400,
+        "b/1.csv, line 2, column 2: 'oops' is not a number",
+    ),
+]
+
+
 def hostile_cases() -> list[HostileCase]:
-    return [build() for build in _BUILDERS]
+    return [build() for build in _BUILDERS + _SEQUENCE_BUILDERS]
 
 
 def case_ids() -> list[str]:

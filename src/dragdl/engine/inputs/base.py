@@ -16,6 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -178,6 +179,22 @@ class InputType(ABC):
         if writer is None:
             raise NotImplementedError(f"{self.title} cannot be exported as a training script yet")
         return writer
+
+    # -- uploads ---------------------------------------------------------------------------------
+
+    def detect_upload(self, root: Path) -> str | None:
+        """The stored kind of an uploaded dataset (`datasets.kind`) when `root`, the received file or
+        folder once unpacked, holds data this type reads; None when it does not. The server asks each
+        registered type in turn before its own image and table checks, so a type claims only layouts
+        that are unmistakably its own (a `.ts` file, `X.npy` with labels)."""
+        return None
+
+    def describe_upload(self, kind: str, root: Path) -> dict[str, Any]:
+        """What the server stores of an upload this type detected as `kind`, read whole within the
+        type's limits: `format`, `classes`, `counts` and `count` (as for images), and whatever the
+        type's preview needs, bounded in size (a few samples, statistics). Raises DatasetError naming
+        the file and line of what cannot be read."""
+        raise NotImplementedError(f"{self.title} uploads are not read")
 
 
 def _deterministic(operator: Any) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -80,6 +81,20 @@ class Sequences(InputType):
         if network_input and network_input[0] is None:
             axes[1] = "time"
         return axes
+
+    # -- uploads (inputs/sequence_upload.py) -----------------------------------------------------
+
+    def detect_upload(self, root: Path) -> str | None:
+        """'sequence' for a `.ts` file or pair, class folders of CSVs, or `X.npy` with its labels."""
+        from dragdl.engine.inputs.sequence_upload import detect_sequence_upload
+
+        return detect_sequence_upload(root)
+
+    def describe_upload(self, kind: str, root: Path) -> dict[str, Any]:
+        """Counts, classes or target statistics, lengths, features and a bounded preview of line plots."""
+        from dragdl.engine.inputs.sequence_upload import describe_sequence_upload
+
+        return describe_sequence_upload(root)
 
 
 def pad_collate(samples: Sequence[Sample], with_lengths: bool = False) -> Batch:

@@ -659,8 +659,13 @@ ZH: dict[str, str] = {
     "Time series and sensor traces: T steps of F features per sample, with a class or a value to predict. Built-in sets, UCR/UEA .ts files, CSVs in class folders, .npy arrays, or one long recording cut into windows.": (
         "时间序列和传感器记录：每个样本是 T 步、每步 F 个特征，要预测一个类别或一个数值。可用内置数据集、UCR/UEA 的 .ts 文件、按类别文件夹存放的 CSV、.npy 数组，或把一段长记录切成窗口。"
     ),
-    "A built-in set ('builtin', chosen by Dataset) or files on the server ('file', named by Path).": (
-        "内置数据集（“内置数据集”，由“数据集”选择）或服务器上的文件（“文件”，由“路径”指定）。"
+    "A built-in set ('builtin', chosen by Dataset), files on the server ('file', named by Path), or one of your uploaded sequence sets ('uploaded', chosen by Uploaded sequences).": (
+        "内置数据集（“内置数据集”，由“数据集”选择）、服务器上的文件（“文件”，由“路径”指定），"
+        "或你上传的序列数据集（“上传”，由“上传的序列”选择）。"
+    ),
+    "Uploaded sequences": "上传的序列",
+    "With source 'uploaded': the id of one of your uploaded sequence sets (Datasets page).": (
+        "来源为上传时：你上传的某个序列数据集的编号（见“数据集”页面）。"
     ),
     "With source 'builtin': 'seq-mnist', 5,000 MNIST digits read row by row (28 steps of 28 features); 'waves', 1,500 noisy sine, square and sawtooth waves (64 steps, 3 classes); 'waves-frequency', the same waves with their frequency to predict (a value).": (
         "来源为内置时：seq-mnist，5,000 个 MNIST 数字逐行读取（28 步，每步 28 个特征）；waves，1,500 条带噪声的正弦波、方波和锯齿波（64 步，3 个类别）；waves-frequency，同样的波形，预测其频率（一个数值）。"

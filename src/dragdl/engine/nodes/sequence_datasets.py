@@ -1,6 +1,7 @@
 """The sequence dataset node, `dataset.sequence`: T steps of F features per sample, on the `sequence` port.
 
-Built-in sets need no files (`data/sequence_builtin.py`); files on the server are read by
+Built-in sets need no files (`data/sequence_builtin.py`); files on the server, and sequence sets
+uploaded to it (`source: uploaded`, by dataset id, as `dataset.table` reads tables), are read by
 `data/ts_format.py` and `data/sequence_files.py` within `SequenceLimits`, whose errors name the file
 and line. A reader's error without a field of its own is put on `path`, so the canvas marks the
 parameter that chose the file.
@@ -21,6 +22,7 @@ from dragdl.engine.data.sequence_builtin import (
 from dragdl.engine.data.sequence_files import detect_sequence_format, open_recording, open_sequence_folder
 from dragdl.engine.data.sequences import SequenceSource
 from dragdl.engine.inputs.base import InputType
+from dragdl.engine.inputs.sequence_upload import SEQUENCE_KIND
 from dragdl.engine.inputs.sequences import SEQUENCES
 from dragdl.engine.nodes.base import DatasetNode
 from dragdl.engine.nodes.datasets import resolve_path
@@ -31,11 +33,12 @@ from dragdl.engine.nodes.registry import OptionalServerPath, register
 class SequenceParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: Literal["builtin", "file"] = Field(
+    source: Literal["builtin", "file", "uploaded"] = Field(
         "builtin",
         title="Sequences",
-        description="A built-in set ('builtin', chosen by Dataset) or files on the server ('file', "
-        "named by Path).",
+        description="A built-in set ('builtin', chosen by Dataset), files on the server ('file', "
+        "named by Path), or one of your uploaded sequence sets ('uploaded', chosen by Uploaded "
+        "sequences).",
     )
     name: SequenceBuiltinName = Field(
         "waves",
@@ -50,6 +53,13 @@ class SequenceParams(BaseModel):
         description="With source 'file': a .ts file (or a folder with a _TRAIN.ts and _TEST.ts pair), "
         "a folder of class folders holding one CSV per sequence, a folder with X.npy and its labels, or "
         "one CSV recording to cut into windows. Relative paths are taken under the data dir.",
+    )
+    dataset_id: str | None = Field(
+        None,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_-]+$",
+        title="Uploaded sequences",
+        description="With source 'uploaded': the id of one of your uploaded sequence sets (Datasets page).",
     )
     label_column: str | None = Field(
         None,
@@ -79,6 +89,8 @@ def open_sequences(params: SequenceParams, ctx: DataContext) -> SequenceSource:
     """The sequences the params name; raises DatasetError on the field concerned."""
     if params.source == "builtin":
         return open_sequence_builtin(params.name, ctx.cache_dir)
+    if params.source == "uploaded":
+        return _open_uploaded(params.dataset_id, ctx)
     if not params.path:
         raise DatasetError("choose the sequence files (source 'file')", field="path")
     path = resolve_path(params.path, ctx)
@@ -96,6 +108,26 @@ def open_sequences(params: SequenceParams, ctx: DataContext) -> SequenceSource:
     except DatasetError as exc:
         if exc.field is None:
             exc.field = "path"
+        raise
+
+
+def _open_uploaded(dataset_id: str | None, ctx: DataContext) -> SequenceSource:
+    """An uploaded sequence set: what the server stored (`datasets/<id>/data`), read as a folder."""
+    entry = ctx.uploaded.get(dataset_id or "")
+    if not dataset_id or entry is None:
+        raise DatasetError(f"dataset {dataset_id or '(none)'} not found", field="dataset_id")
+    if entry.kind != SEQUENCE_KIND:
+        raise DatasetError(
+            f"dataset {dataset_id} is not a sequence set ({entry.kind}); open it with the node its "
+            "Datasets page entry names",
+            field="dataset_id",
+        )
+    path = entry.path if entry.path.is_absolute() else ctx.data_dir / entry.path
+    try:
+        return open_sequence_folder(path)
+    except DatasetError as exc:
+        if exc.field is None:
+            exc.field = "dataset_id"
         raise
 
 

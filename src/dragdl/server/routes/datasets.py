@@ -15,6 +15,8 @@ from dragdl.server.schemas.datasets import (
     DatasetDetail,
     DatasetPublic,
     DatasetsPublic,
+    SequencePreview,
+    SequenceSummary,
     SizeStats,
 )
 from dragdl.server.schemas.models import ColumnPublic
@@ -37,8 +39,10 @@ _UPLOAD_BODY = {
                             "type": "array",
                             "items": {"type": "string", "format": "binary"},
                             "description": "One .zip (class folders, or a CSV of path,label rows with "
-                            "its images), one .npy bitmap file per class (file name = class), or one "
-                            "table: a .csv, .tsv or .parquet file.",
+                            "its images), one .npy bitmap file per class (file name = class), one "
+                            "table: a .csv, .tsv or .parquet file, or sequences: a .ts file (or a "
+                            "_TRAIN.ts/_TEST.ts pair), X.npy with y.npy or labels.csv, or a .zip of "
+                            "these or of class folders of CSVs (one sequence per file).",
                         },
                         "name": {"type": "string", "maxLength": 200},
                     },
@@ -61,6 +65,7 @@ def _public(row: Dataset) -> DatasetPublic:
     size = info.get("size")
     stats = info.get("size_stats")
     columns = info.get("columns")
+    sequence = info.get("sequence")
     return DatasetPublic(
         id=row.id,
         name=row.name,
@@ -74,6 +79,7 @@ def _public(row: Dataset) -> DatasetPublic:
             for i, (name, count) in enumerate(zip(info["classes"], info["counts"], strict=True))
         ],
         columns=[ColumnPublic.model_validate(c) for c in columns] if columns is not None else None,
+        sequence=SequenceSummary.model_validate({"format": info["format"], **sequence}) if sequence else None,
         size_bytes=row.size_bytes,
         created_at=row.created_at,
         node=service.dataset_node(row),
@@ -88,9 +94,9 @@ def _public(row: Dataset) -> DatasetPublic:
     responses=error_responses(
         described={
             400: "An unusable upload: the message names the file, archive member, CSV row or column.",
-            413: "Above the server's upload limit (all files of the request together), a table larger "
-            "than the limits for tables, or more than your dataset quota has room for (the message "
-            "names the quota, your usage and the size).",
+            413: "Above the server's upload limit (all files of the request together), a table or "
+            "sequence set larger than the limits for its type, or more than your dataset quota has "
+            "room for (the message names the quota, your usage and the size).",
             415: "Not multipart/form-data, or a file type that is not a dataset.",
         }
     ),
@@ -130,7 +136,7 @@ def list_datasets(db: SessionDep, user: CurrentUser) -> DatasetsPublic:
 
 @router.get("/{dataset_id}", operation_id="getDataset", responses=_NOT_FOUND)
 def get_dataset(dataset_id: str, request: Request, db: SessionDep, user: CurrentUser) -> DatasetDetail:
-    """The dataset with a few preview URLs per class."""
+    """The dataset with a few preview URLs per class (images) or a few series per class (sequences)."""
     row = service.get_dataset(db, user, dataset_id)
     if row is None:
         raise _not_found(dataset_id)
@@ -150,7 +156,9 @@ def get_dataset(dataset_id: str, request: Request, db: SessionDep, user: Current
         )
         for summary in public.classes
     ]
-    return DatasetDetail(**public.model_dump(exclude={"classes"}), classes=classes)
+    preview = row.info.get("preview")
+    series = SequencePreview.model_validate(preview) if preview is not None else None
+    return DatasetDetail(**public.model_dump(exclude={"classes"}), classes=classes, series=series)
 
 
 @router.get(

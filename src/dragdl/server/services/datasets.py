@@ -23,6 +23,14 @@ from sqlalchemy.orm import Session
 
 from dragdl.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services.access import reachable_by
+from dragdl.server.services.input_uploads import (
+    SEQUENCE_KIND,
+    SEQUENCE_NODE,
+    Claimed,
+    claim,
+    claim_loose,
+    describe_claimed,
+)
 from dragdl.server.services.limits import check_dataset_room, lock_user
 from dragdl.server.services.table_upload import TABLE_KIND, ingest_table
 from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
@@ -90,6 +98,8 @@ def dataset_node(row: Dataset) -> dict[str, Any]:
     last column until the user picks another target."""
     if row.kind == TABLE_KIND:
         return {"type": TABLE_NODE, "params": {"source": "uploaded", "dataset_id": row.id}}
+    if row.kind == SEQUENCE_KIND:
+        return {"type": SEQUENCE_NODE, "params": {"source": "uploaded", "dataset_id": row.id}}
     return {"type": UPLOADED_NODE, "params": {"dataset_id": row.id}}
 
 
@@ -178,6 +188,10 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
             directory, root, files[0], lambda message: _relative(message, directory, root, files)
         )
         return Ingested(kind=TABLE_KIND, reader_path=path, info=info, size_bytes=size)
+    if not any(_is_zip(f) for f in files):
+        claimed = claim_loose(files, directory, root)
+        if claimed is not None:
+            return _ingest_claimed(claimed, directory, root, files)
     tables = [f.filename for f in files if Path(f.filename).suffix.lower() in TABLE_SUFFIXES]
     if tables:
         listed = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
@@ -201,6 +215,9 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
                 status_code=415,
             )
         shutil.rmtree(directory / "incoming", ignore_errors=True)
+        claimed = claim(root)
+        if claimed is not None:
+            return _ingest_claimed(claimed, directory, root, files)
         kind, reader_path = _detect(root)
         info = describe(kind, reader_path, root)
     except DatasetError as exc:
@@ -210,6 +227,18 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
         # this name. Image paths stay relative to the CSV's folder, which does not change.
         reader_path = reader_path.replace(root / CSV_NAME)
     return Ingested(kind=kind, reader_path=reader_path, info=info, size_bytes=tree_size(root))
+
+
+def _ingest_claimed(claimed: Claimed, directory: Path, root: Path, files: list[ReceivedFile]) -> Ingested:
+    """An upload an input type recognised, described by that type; a limit it exceeds is a 413."""
+    from dragdl.engine.data.base import DatasetError
+
+    try:
+        info = describe_claimed(claimed, root)
+    except DatasetError as exc:
+        status = 413 if exc.code == "too_large" else 400
+        raise UploadError(_relative(exc.message, directory, root, files), status) from None
+    return Ingested(kind=claimed.kind, reader_path=root, info=info, size_bytes=tree_size(root))
 
 
 def _relative(message: str, directory: Path, root: Path, files: list[ReceivedFile]) -> str:
@@ -266,7 +295,7 @@ def _hidden(name: str) -> bool:
 
 
 def _data_file(path: Path) -> bool:
-    return path.suffix.lower() in (".csv", ".npy") and not _hidden(path.name)
+    return path.suffix.lower() in (".csv", ".npy", ".ts") and not _hidden(path.name)
 
 
 def _detect(root: Path) -> tuple[str, Path]:

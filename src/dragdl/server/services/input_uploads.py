@@ -1,0 +1,89 @@
+"""Uploads that an input type claims: the engine's input types are asked, in their registered order,
+whether received data is theirs (`InputType.detect_upload`), and the one that claims it describes
+it (`InputType.describe_upload`). Images and tables claim nothing here yet: their own checks in
+`datasets.py` and `table_upload.py` follow when no type answers, unchanged.
+
+Loose files (not a zip) are offered as a folder of hard links under their own names, so asking
+costs no copy and leaves the received files as they were for the image path when no type claims
+them. The engine is imported inside the functions: the server starts without torch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dragdl.server.services.uploads import ReceivedFile
+
+if TYPE_CHECKING:
+    from dragdl.engine.inputs.base import InputType
+
+SEQUENCE_KIND = "sequence"
+"""engine.inputs.sequence_upload.SEQUENCE_KIND (not imported: that module loads torch)."""
+SEQUENCE_NODE = "dataset.sequence"
+"""The node type that reads an uploaded sequence set (source "uploaded")."""
+_IGNORED = ("__MACOSX",)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """An upload an input type recognised: its stored kind and the type that reads and describes it."""
+
+    kind: str
+    input_type: InputType
+
+
+def claim(root: Path) -> Claimed | None:
+    """The first registered input type that recognises `root` as its own, with the kind it gives."""
+    from dragdl.engine.inputs.registry import all_input_types
+
+    for input_type in all_input_types():
+        kind = input_type.detect_upload(root)
+        if kind is not None:
+            return Claimed(kind, input_type)
+    return None
+
+
+def claim_loose(files: list[ReceivedFile], directory: Path, root: Path) -> Claimed | None:
+    """Offer loose files (no archive) to the input types under their own names; the one that claims
+    them gets them as `root`. None, with nothing changed, when no type does or a name is unusable
+    as a file name (the image path then reports it)."""
+    names = [received.filename for received in files]
+    if len(set(names)) != len(names) or not all(_usable(name) for name in names):
+        return None
+    offered = directory / "offered"
+    offered.mkdir()
+    for received in files:
+        try:
+            os.link(received.path, offered / received.filename)
+        except OSError:  # a file system without hard links: a copy, as good if slower
+            shutil.copyfile(received.path, offered / received.filename)
+    claimed = claim(offered)
+    if claimed is None:
+        shutil.rmtree(offered)
+        return None
+    os.replace(offered, root)
+    shutil.rmtree(directory / "incoming", ignore_errors=True)
+    return claimed
+
+
+def describe_claimed(claimed: Claimed, root: Path) -> dict[str, Any]:
+    """The claiming type's description of `root` (what a zip carries beside the data, such as
+    macOS's `__MACOSX` folder, is removed first: readers that search folders would find it)."""
+    for name in _IGNORED:
+        shutil.rmtree(root / name, ignore_errors=True)
+    return claimed.input_type.describe_upload(claimed.kind, root)
+
+
+def _usable(name: str) -> bool:
+    return (
+        bool(name)
+        and not name.startswith(".")
+        and len(name) <= 200
+        and name.isprintable()
+        and "/" not in name
+        and "\\" not in name
+    )
