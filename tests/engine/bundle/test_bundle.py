@@ -51,6 +51,7 @@ def test_manifest_holds_graph_inputs_transforms_metrics_and_versions(trained: Tr
         "count": 5000,
         "channels": 1,
         "size": [28, 28],
+        "shape": None,  # only input types whose samples are not images or rows have one
     }
     assert data["input"]["channels"] == 1 and data["input"]["size"] == [28, 28]
     assert data["input"]["network_input"] == [1, 28, 28]

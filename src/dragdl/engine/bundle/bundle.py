@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,13 @@ from dragdl.engine.bundle.spec import BUNDLE_FORMAT, BUNDLE_VERSION, MANIFEST_NA
 from dragdl.engine.bundle.writer import file_sha256
 from dragdl.engine.compile.plan import compile_network
 from dragdl.engine.data.base import DatasetError, DatasetInfo
+from dragdl.engine.data.batch import Batch, network_inputs
 from dragdl.engine.data.stages import FittedTransform, OpStage, apply_stages, to_float
 from dragdl.engine.data.table_pipeline import TableStep, table_features, transform_table
 from dragdl.engine.data.tables import rows_to_table
 from dragdl.engine.graph.errors import GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
-from dragdl.engine.inputs.base import InputType
+from dragdl.engine.inputs.base import InputType, RequestLimits
 from dragdl.engine.inputs.image_decode import ImageError, ImageInput, invert, load_image, needs_inversion
 from dragdl.engine.inputs.sections import EvalTransform, TableOp
 from dragdl.engine.network.module import GraphModule
@@ -149,6 +151,55 @@ class Bundle:
                 )
             answers.extend(self.answer(outputs, top_k))
         return answers
+
+    def decode_file(self, name: str, data: bytes, limits: RequestLimits | None = None) -> list[Tensor]:
+        """The raw samples of a file for a model whose input type reads files (`sample_files`): a
+        sequence model's .ts, .csv or .npy. Raises DatasetError naming the file and line."""
+        if not self.input_type.sample_files:
+            what = self.input_type.title.lower()
+            raise BundleError(f"{self.path}: a model of {what} reads no sample files")
+        return self.input_type.decode_file(name, data, self.manifest.input, limits or RequestLimits())
+
+    def predict_samples(
+        self, samples: Sequence[Tensor], top_k: int = 5, batch_size: int = 64
+    ) -> list[dict[str, Any]]:
+        """The task kind's answer (`TaskKind.answer`) for each raw sample (`decode_file`), in order:
+        through the evaluation operators, batched as the input type batches them (sequences padded,
+        with their lengths when they vary). Raises DatasetError naming the sample (numbered from 1)
+        whose inputs the network cannot take or whose answer is not finite."""
+        answers: list[dict[str, Any]] = []
+        for start in range(0, len(samples), max(1, batch_size)):
+            chunk = samples[start : start + batch_size]
+            with torch.no_grad():
+                prepared = [to_float(apply_stages(self.stages, x)) for x in chunk]
+            batch = self.input_type.predict_batch(prepared)
+            try:
+                outputs = self.forward(batch)
+            except RuntimeError as exc:  # a layer that needs the trained shape (a Linear after Flatten)
+                shapes = sorted({tuple(x.shape) for x in prepared})
+                raise DatasetError(
+                    f"samples {start + 1}-{start + len(chunk)}: the network cannot take inputs shaped "
+                    f"{', '.join(map(str, shapes))} (it was trained on {self.manifest.input.network_input}): "
+                    f"{str(exc).splitlines()[0][:200]}",
+                    code="shape_mismatch",
+                ) from None
+            finite = torch.isfinite(outputs).flatten(1).all(dim=1)
+            if not bool(finite.all()):
+                sample = start + int((~finite).nonzero()[0]) + 1
+                raise DatasetError(
+                    f"sample {sample}: the model's answer is not a finite number (its values are far "
+                    "outside what it was trained on)",
+                    code="prediction_not_finite",
+                )
+            answers.extend(self.answer(outputs, top_k))
+        return answers
+
+    def forward(self, batch: Batch) -> Tensor:
+        """Network output for a batch dict (its input, and lengths where it has them), on the CPU."""
+        moved = {key: value.to(self.device) for key, value in batch.items()}
+        with torch.inference_mode(), autocast(self.device, Precision(self.serving_dtype, scaler=False)):
+            out: Tensor = self.model(*network_inputs(moved))
+        return out.float().cpu()
 
     @property
     def image_size(self) -> tuple[int, int] | None:
@@ -351,6 +402,7 @@ def _dataset_info(manifest: Manifest) -> DatasetInfo:
         count=d.count,
         columns=tuple(table.columns) if table else (),
         target=table.target if table else None,
+        shape=tuple(d.shape) if d.shape is not None else None,
     )
 
 

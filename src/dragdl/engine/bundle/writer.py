@@ -89,6 +89,7 @@ def build_manifest(
             count=info.count,
             channels=info.channels,
             size=list(info.size) if info.size is not None else None,
+            shape=list(info.shape) if info.shape is not None else None,
         ),
         # What a raw sample must become before the network (input, eval_transforms, preprocessing,
         # and any section of the input type's own): the dataset's input type writes it.

@@ -291,6 +291,8 @@ def _series(
         parsed.targets.append(target)
     parsed.series.append(series)
     parsed.names.append(where)
+    # Counted as the series come, so the line past the limit is the one named.
+    SequenceLimits.check(where, "series", len(parsed.series), limits.max_sequences)
 
 
 def _values(segment: str, where: str, limits: SequenceLimits, hint: str) -> np.ndarray:

@@ -17,14 +17,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
 from torch import Tensor
 
 from dragdl.engine.data.base import DatasetInfo, Source
-from dragdl.engine.data.batch import Collate, stack
+from dragdl.engine.data.batch import INPUT, Batch, Collate, stack
 from dragdl.engine.data.pipeline import Pipeline
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.stages import OpStage
@@ -79,6 +79,16 @@ class BatchSettings:
     device: torch.device
     targets: np.ndarray = field(repr=False)
     """The task kind's training target per sample."""
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    """What the files of one prediction request may hold once decoded (`InputType.decode_file`)."""
+
+    max_samples: int = 1_000
+    """Samples a file may hold (the server passes what is left of its request's allowance)."""
+    max_values: int = 8_000_000
+    """Numbers one file's samples may hold in all (32 MB of float32)."""
 
 
 class InputType(ABC):
@@ -179,6 +189,24 @@ class InputType(ABC):
         if writer is None:
             raise NotImplementedError(f"{self.title} cannot be exported as a training script yet")
         return writer
+
+    # -- prediction ------------------------------------------------------------------------------
+
+    predicts_from: ClassVar[Literal["files", "rows"]] = "files"
+    """What a prediction request carries: uploaded files, or rows of named values (tables)."""
+    sample_files: ClassVar[tuple[str, ...]] = ()
+    """The file suffixes `decode_file` reads. Empty: the type's files take a path of its own (images:
+    the micro-batched image path, with the paper's inversion and pixel limits)."""
+
+    def decode_file(self, name: str, data: bytes, spec: InputSpec, limits: RequestLimits) -> list[Tensor]:
+        """The raw samples an uploaded file holds (before the evaluation operators), each as the dataset
+        would have held it; a file may hold several. Raises DatasetError naming the file (and the line)
+        of what cannot be used, within `limits`."""
+        raise NotImplementedError(f"{self.title} models do not read uploaded sample files")
+
+    def predict_batch(self, samples: Sequence[Tensor]) -> Batch:
+        """Prepared samples of one request as the network's batch (default: stacked)."""
+        return {INPUT: torch.stack(list(samples))}
 
     # -- uploads ---------------------------------------------------------------------------------
 

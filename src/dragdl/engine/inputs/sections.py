@@ -40,6 +40,11 @@ class DatasetDescription(_Section):
     count: int
     channels: int
     size: list[int] | None = Field(description="[height, width] when every image had it.")
+    shape: Dims | None = Field(
+        None,
+        description="One sample's shape for input types whose samples are not images or table rows "
+        "(sequences: [T, F], T null when lengths vary); absent for the others and in older bundles.",
+    )
 
 
 class InputSpec(_Section):

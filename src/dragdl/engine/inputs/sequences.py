@@ -38,7 +38,9 @@ from dragdl.engine.data.pipeline import FIT_MAX_IMAGES, Pipeline
 from dragdl.engine.data.sequences import SequenceSource
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.stages import FittedTransform, NonFiniteError, OpStage, derive_seed
-from dragdl.engine.inputs.base import BatchSettings, InputType, Prepared, Shape
+from dragdl.engine.inputs.base import BatchSettings, InputType, Prepared, RequestLimits, Shape
+from dragdl.engine.inputs.sections import InputSpec
+from dragdl.engine.inputs.sequence_decode import SUFFIXES, decode_sequences
 
 _CHUNK_VALUES = 8 * 2**20
 """Floats run through the deterministic operators at once (32 MB)."""
@@ -81,6 +83,21 @@ class Sequences(InputType):
         if network_input and network_input[0] is None:
             axes[1] = "time"
         return axes
+
+    # -- prediction (inputs/sequence_decode.py) ---------------------------------------------------
+
+    sample_files: ClassVar[tuple[str, ...]] = SUFFIXES
+
+    def decode_file(self, name: str, data: bytes, spec: InputSpec, limits: RequestLimits) -> list[Tensor]:
+        """A .ts file's series, a CSV of one sequence, or an .npy array's sequences, each (T_i, F)."""
+        return decode_sequences(name, data, spec, limits)
+
+    def predict_batch(self, samples: Sequence[Tensor]) -> Batch:
+        """Zero-padded to the longest, with `lengths` when they differ (as training batches are)."""
+        lengths = torch.tensor([len(x) for x in samples], dtype=torch.int64)
+        if bool((lengths == lengths[0]).all()):
+            return {INPUT: torch.stack(list(samples))}
+        return {INPUT: pad_sequence(list(samples), batch_first=True), LENGTHS: lengths}
 
     # -- uploads (inputs/sequence_upload.py) -----------------------------------------------------
 

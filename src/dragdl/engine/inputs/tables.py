@@ -7,7 +7,7 @@ number of categories it saw), and the table becomes one (N, F) tensor computed o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -25,6 +25,7 @@ class Table(InputType):
     name: ClassVar[str] = "table"
     title: ClassVar[str] = "Table"
     export_input_name: ClassVar[str] = "features"
+    predicts_from: ClassVar[Literal["files", "rows"]] = "rows"
 
     def edge_label(self, shape: Shape) -> str:
         if len(shape) == 1 and shape[0] is not None:
