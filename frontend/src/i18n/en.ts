@@ -450,7 +450,11 @@ const en = {
     minimap: 'Mini map',
     handle: 'Connection point',
   },
-  shape: { features_one: '{{count}} feature', features_other: '{{count}} features' },
+  shape: {
+    features_one: '{{count}} feature',
+    features_other: '{{count}} features',
+    sequence: '{{steps}} × {{features}} seq',
+  },
   common: { close: 'Close', cancel: 'Cancel' },
   apiError: {
     unreachable: 'The server cannot be reached: check that it is running, then try again.',

@@ -5,6 +5,7 @@ import zh from './zh';
 import { templateTextsZh } from '../features/editor/templateTexts';
 import { accountMessages as account } from '../features/account/messages';
 import { datasetsMessages as datasets } from '../features/datasets/messages';
+import { inputsMessages as inputs } from '../features/inputs/messages';
 import { modelsMessages as models } from '../features/models/messages';
 import { monitorMessages as monitor } from '../features/monitor/messages';
 import { sweepsMessages as sweeps } from '../features/sweeps/messages';
@@ -45,7 +46,16 @@ void i18n.use(initReactI18next).init({
   // The task, monitor, model, dataset and account pages keep their strings next to them (features/*/messages.ts).
   resources: {
     en: {
-      translation: { ...en, ...tasks.en, ...monitor.en, ...models.en, ...datasets.en, ...account.en, ...sweeps.en },
+      translation: {
+        ...en,
+        ...tasks.en,
+        ...monitor.en,
+        ...models.en,
+        ...datasets.en,
+        ...inputs.en,
+        ...account.en,
+        ...sweeps.en,
+      },
     },
     zh: {
       translation: {
@@ -55,6 +65,7 @@ void i18n.use(initReactI18next).init({
         ...monitor.zh,
         ...models.zh,
         ...datasets.zh,
+        ...inputs.zh,
         ...account.zh,
         ...sweeps.zh,
       },

@@ -440,7 +440,11 @@ const zh: Messages = {
     minimap: '缩略图',
     handle: '连接点',
   },
-  shape: { features_one: '{{count}} 个特征', features_other: '{{count}} 个特征' },
+  shape: {
+    features_one: '{{count}} 个特征',
+    features_other: '{{count}} 个特征',
+    sequence: '{{steps}} × {{features}} 序列',
+  },
   common: { close: '关闭', cancel: '取消' },
   apiError: {
     unreachable: '无法连接服务器：请确认服务器正在运行，然后重试。',

@@ -1,6 +1,5 @@
 import { lazy, Suspense, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import type { TFunction } from 'i18next';
 import { DropZone } from '../../ui/DropZone';
 import { useNotify } from '../../ui/toast';
 import { formatBytes } from '../tasks/format';
@@ -21,18 +20,12 @@ import { openDatasetInEditor } from './openInEditor';
 import { asDatasetNode } from '../editor/logic/datasetNode';
 import { ApiError } from '../../api/client';
 import { errorText } from '../../i18n/errorText';
+import { useCatalog } from '../catalog/CatalogProvider';
+import { datasetFacts, datasetInputType } from '../inputs/registry';
 import './datasets.css';
 
 // The preview brings ECharts (the per-class bar chart): loaded when a dataset is opened.
 const DatasetPreview = lazy(() => import('./DatasetPreview'));
-
-function sizeText(dataset: DatasetPublic, t: TFunction): string {
-  if (dataset.columns) return t('datasets.tableShape', { count: dataset.columns.length });
-  if (dataset.size) return `${dataset.size[0]}×${dataset.size[1]}`;
-  if (!dataset.size_stats) return '—';
-  const { min, max } = dataset.size_stats;
-  return `${min[0]}×${min[1]} … ${max[0]}×${max[1]}`;
-}
 
 function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => void }) {
   const { t } = useTranslation();
@@ -151,6 +144,7 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
 export default function DatasetsPage() {
   const { t, i18n } = useTranslation();
   const notify = useNotify();
+  const { index: catalog } = useCatalog();
   const datasets = usePolling(listDatasets, null, 'datasets');
   const [selected, setSelected] = useState<string | null>(null);
   const [toDelete, setToDelete] = useState<DatasetPublic | null>(null);
@@ -228,11 +222,7 @@ export default function DatasetsPage() {
                   <td className="num">{dataset.count.toLocaleString(i18n.language)}</td>
                   {/* A table has no classes until a train node picks its target column. */}
                   <td className="num">{dataset.columns ? '—' : dataset.classes.length}</td>
-                  <td>
-                    {dataset.columns
-                      ? sizeText(dataset, t)
-                      : `${t(dataset.channels === 1 ? 'datasets.gray' : 'datasets.rgb')} · ${sizeText(dataset, t)}`}
-                  </td>
+                  <td>{datasetFacts(dataset, datasetInputType(dataset, catalog), t, i18n.language)}</td>
                   <td className="num">{formatBytes(dataset.size_bytes)}</td>
                   <td className="col-date">{formatDate(dataset.created_at, i18n.language)}</td>
                   <td className="col-actions">

@@ -1,141 +1,24 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { createElement, Suspense, useCallback, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, navigate } from '../../app/router';
 import { pathFor } from '../../app/routes';
-import { DropZone } from '../../ui/DropZone';
 import { useNotify } from '../../ui/toast';
 import { formatScore, testScore } from '../tasks/format';
-import { formatDate } from '../tasks/TaskCenter';
 import { usePolling } from '../tasks/usePolling';
 import { ConfirmDialog, PageState } from '../tasks/widgets';
-import { deleteModel, getManifest, getModel, predict, type InvertChoice, type Manifest } from './api';
+import { modelInputType, predictOf } from '../inputs/registry';
+import { deleteModel, getModel } from './api';
 import { DownloadButtons } from './DownloadButtons';
-import { PredictionView, type InputItem } from './PredictionView';
-import { strokesAreDark } from './sketch';
-import { SketchPad } from './SketchPad';
-import { TablePredict } from './TablePredict';
-import { formatValue } from './tableForm';
-import { useBrowserModel } from './useBrowserModel';
-import { errorText } from '../../i18n/errorText';
-import { useCatalog } from '../catalog/CatalogProvider';
-import { ranksClasses } from '../catalog/taskKind';
 import './models.css';
 
-const MAX_IMAGES = 64;
-let nextId = 1;
-
-const invertFlag = (choice: InvertChoice): boolean | null => (choice === 'auto' ? null : choice === 'yes');
-
+/** A model's page: its name and test score, downloads, and the prediction body of its input type
+ * (features/inputs/registry.ts). */
 export default function PredictPage({ modelId }: { modelId: string }) {
-  const { t, i18n } = useTranslation();
+  const { t } = useTranslation();
   const notify = useNotify();
-  const { index: catalog } = useCatalog();
   const fetchModel = useCallback(() => getModel(modelId), [modelId]);
   const model = usePolling(fetchModel, null, modelId);
-  const [manifest, setManifest] = useState<Manifest | null>(null);
-  const [manifestError, setManifestError] = useState<unknown>(null);
-  const [items, setItems] = useState<InputItem[]>([]);
-  const [selected, setSelected] = useState<string | null>(null);
-  const [browserOn, setBrowserOn] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
-  const browser = useBrowserModel(modelId, manifest, browserOn);
-
-  useEffect(() => {
-    getManifest(modelId)
-      .then(setManifest)
-      .catch((reason: unknown) => setManifestError(reason));
-  }, [modelId]);
-  // Object URLs of the thumbnails go with the page.
-  const urls = useRef<string[]>([]);
-  useEffect(() => () => urls.current.forEach((url) => URL.revokeObjectURL(url)), []);
-
-  // A result is kept only for the revision of the item it was asked for (the invert choice changes it).
-  const update = (id: string, revision: number, patch: Partial<InputItem>) =>
-    setItems((list) =>
-      list.map((item) => (item.id === id && item.revision === revision ? { ...item, ...patch } : item)),
-    );
-
-  const newItem = (file: File, source: InputItem['source'], live = false): InputItem => {
-    const url = URL.createObjectURL(file);
-    urls.current.push(url);
-    return { id: String(nextId++), name: file.name, file, url, source, live, invert: 'auto', revision: 0 };
-  };
-
-  /** Server predictions for items that share one invert choice, in one request. */
-  const askServer = (batch: InputItem[]) => {
-    const choice = batch[0]?.invert ?? 'auto';
-    predict(
-      modelId,
-      batch.map((item) => item.file),
-      5,
-      choice,
-    )
-      .then((answer) =>
-        batch.forEach((item, i) => {
-          const found = answer.predictions[i];
-          // A regression model answers one number per image, a classifier class probabilities.
-          if (found && 'value' in found)
-            update(item.id, item.revision, { value: found.value, inverted: found.inverted });
-          else update(item.id, item.revision, { server: found?.probabilities, inverted: found?.inverted });
-        }),
-      )
-      .catch((reason: unknown) => batch.forEach((item) => update(item.id, item.revision, { serverError: reason })));
-  };
-
-  const addFiles = (files: File[], source: InputItem['source']) => {
-    const images = files.filter(
-      (file) => file.type.startsWith('image/') || /\.(png|jpe?g|gif|bmp|webp|tiff?)$/i.test(file.name),
-    );
-    if (images.length < files.length) notify({ kind: 'error', message: t('models.notImages') });
-    if (!images.length) return;
-    const batch = images.slice(0, MAX_IMAGES).map((file) => newItem(file, source));
-    setItems((list) => [...batch, ...list]);
-    setSelected(batch[0]!.id);
-    askServer(batch);
-  };
-
-  // The drawing as it is now, predicted while the user draws: in the browser when the ONNX model
-  // is loaded (no server round trip per stroke), else on the server. One live item, replaced.
-  const browserReady = browserOn && browser.status === 'ready';
-  const liveSketch = (file: File | null) => {
-    const item = file ? newItem(file, 'sketch', true) : null;
-    setItems((list) => [...(item ? [item] : []), ...list.filter((old) => !old.live)]);
-    if (!item) return;
-    setSelected(item.id);
-    if (!browserReady) askServer([item]);
-  };
-
-  const setInvert = (target: InputItem, invert: InvertChoice) => {
-    const next: InputItem = {
-      ...target,
-      invert,
-      revision: target.revision + 1,
-      server: undefined,
-      serverError: undefined,
-      browser: undefined,
-      browserError: undefined,
-      inverted: undefined,
-    };
-    setItems((list) => list.map((item) => (item.id === target.id ? next : item)));
-    if (!(next.live && browserReady)) askServer([next]);
-  };
-
-  // Browser inference for every input that has none yet, once the ONNX model is ready.
-  const { classify } = browser;
-  const running = useRef(new Set<string>());
-  useEffect(() => {
-    if (!browserOn || browser.status !== 'ready') return;
-    for (const item of items) {
-      if (item.browser || item.browserError !== undefined) continue;
-      const key = `${item.id}/${item.revision}`;
-      if (running.current.has(key)) continue;
-      running.current.add(key);
-      classify(item.file, invertFlag(item.invert))
-        .then(({ probabilities, inverted }) => update(item.id, item.revision, { browser: probabilities, inverted }))
-        .catch((reason: unknown) => update(item.id, item.revision, { browserError: reason }))
-        .finally(() => running.current.delete(key));
-    }
-  }, [browserOn, browser.status, items, classify]);
 
   if (!model.data) {
     return model.error ? (
@@ -151,12 +34,7 @@ export default function PredictPage({ modelId }: { modelId: string }) {
   }
 
   const info = model.data;
-  // A kind whose answers rank no classes (a regressor's number) has no top-k nor browser model.
-  const regression = !ranksClasses(catalog, info.task);
-  const size = (manifest?.preprocessing.size ?? (info.input_spec.size as number[] | null) ?? [28, 28]) as number[];
-  const channels = manifest?.preprocessing.channels ?? (info.input_spec.channels as number | undefined) ?? 1;
   const score = testScore(info.metrics.test as Record<string, number> | undefined);
-  const current = items.find((item) => item.id === selected) ?? items[0];
   const header = (
     <>
       <nav className="crumbs" aria-label={t('monitor.breadcrumbs')}>
@@ -198,153 +76,14 @@ export default function PredictPage({ modelId }: { modelId: string }) {
     />
   );
 
-  if (info.input_columns) {
-    // A table model: a form from its columns and a CSV batch; no images, no ONNX in the browser.
-    return (
-      <section className="wb-page predict" aria-labelledby="model-title" data-model={info.id} data-input="table">
-        {header}
-        <p className="monitor__meta muted">
-          {t('models.tableMeta', {
-            target: info.target ?? '—',
-            kind: t(`models.kind.${info.task}`),
-            count: info.input_columns.length,
-            created: formatDate(info.created_at, i18n.language),
-          })}
-          {trainedBy}
-        </p>
-        <TablePredict model={info} />
-        {deleteDialog}
-      </section>
-    );
-  }
-
+  // The body is the model's input type's (features/inputs/registry.ts).
+  const type = modelInputType(info);
   return (
-    <section className="wb-page predict" aria-labelledby="model-title" data-model={info.id}>
+    <section className="wb-page predict" aria-labelledby="model-title" data-model={info.id} data-input={type}>
       {header}
-      <p className="monitor__meta muted">
-        {regression
-          ? t('models.metaRegression', {
-              channels,
-              height: size[0],
-              width: size[1] ?? size[0],
-              created: formatDate(info.created_at, i18n.language),
-            })
-          : t('models.meta', {
-              classes: info.classes.length,
-              channels,
-              height: size[0],
-              width: size[1] ?? size[0],
-              created: formatDate(info.created_at, i18n.language),
-            })}
-        {trainedBy}
-      </p>
-      {manifestError !== null && (
-        <p className="wb-error" role="alert">
-          {t('models.manifestFailed', { message: errorText(manifestError, t) })}
-        </p>
-      )}
-
-      <div className="predict__grid">
-        <div className="predict__inputs">
-          <div className="chart-card">
-            <h2>{t('models.upload')}</h2>
-            <DropZone
-              hint={t('models.dropHint')}
-              buttonLabel={t('models.chooseImages')}
-              accept="image/*"
-              multiple
-              inputName="images"
-              onFiles={(files) => addFiles(files, 'upload')}
-            />
-          </div>
-          <div className="chart-card">
-            <h2>{t('models.draw')}</h2>
-            <SketchPad
-              size={[size[0] ?? 28, size[1] ?? size[0] ?? 28]}
-              darkStrokes={
-                manifest?.preprocessing.background
-                  ? manifest.preprocessing.background === 'light'
-                  : strokesAreDark(manifest?.preprocessing.mean)
-              }
-              onSketch={(file) => addFiles([file], 'sketch')}
-              onLiveSketch={liveSketch}
-            />
-          </div>
-          {items.length > 0 && (
-            <div className="chart-card">
-              <h2>{t('models.inputs', { count: items.length })}</h2>
-              <ul className="inputs" aria-label={t('models.inputsLabel')}>
-                {items.map((item) => {
-                  const scores = item.server ?? item.browser;
-                  const label =
-                    item.value !== undefined
-                      ? formatValue(item.value)
-                      : scores
-                        ? info.classes[scores.indexOf(Math.max(...scores))]
-                        : null;
-                  return (
-                    <li key={item.id}>
-                      <button
-                        type="button"
-                        className={`input-chip${current?.id === item.id ? ' is-active' : ''}`}
-                        aria-pressed={current?.id === item.id}
-                        onClick={() => setSelected(item.id)}
-                      >
-                        <img src={item.url} alt="" />
-                        <span className="input-chip__name" translate={item.live ? undefined : 'no'}>
-                          {item.live ? t('models.liveSketch') : item.name}
-                        </span>
-                        <span className="input-chip__label">
-                          {item.serverError !== undefined ? '!' : (label ?? '…')}
-                        </span>
-                      </button>
-                    </li>
-                  );
-                })}
-              </ul>
-            </div>
-          )}
-        </div>
-
-        <div className="predict__result">
-          {/* The browser runs classifiers only (its answer is class probabilities). */}
-          {!regression && (
-            <div className="chart-card browser-switch">
-              <button
-                type="button"
-                role="switch"
-                aria-checked={browserOn}
-                className={`switch${browserOn ? ' is-on' : ''}`}
-                onClick={() => setBrowserOn((on) => !on)}
-                data-action="browser-inference"
-              >
-                <span className="switch__track">
-                  <span className="switch__thumb" />
-                </span>
-                <span className="browser-switch__text">{t('models.runInBrowser')}</span>
-              </button>
-              <span className="muted" data-browser-status={browser.status}>
-                {browserOn && t(`models.browserStatus.${browser.status}`)}
-                {browser.error && ` ${browser.error}`}
-              </span>
-            </div>
-          )}
-          {current ? (
-            <PredictionView
-              item={current}
-              classes={info.classes}
-              regression={regression}
-              browserOn={browserOn && !regression}
-              browserError={browser.status === 'error' ? browser.error : null}
-              background={manifest?.preprocessing.background ?? null}
-              onInvert={(choice) => setInvert(current, choice)}
-            />
-          ) : (
-            <PageState kind="empty" message={t('models.noInputs')} />
-          )}
-        </div>
-      </div>
-
+      <Suspense fallback={<PageState kind="loading" message={t('models.loading')} />}>
+        {createElement(predictOf(type), { model: info, trainedBy })}
+      </Suspense>
       {deleteDialog}
     </section>
   );

@@ -34,7 +34,8 @@ export interface InputItem {
 
 const PIE_COLORS = [...PALETTE.slice(0, 5), '#cbd5e1'];
 
-function pieOption(probabilities: number[], classes: string[], other: string) {
+/** The pie of a classifier's answer: the top five classes and the rest as one slice. */
+export function pieOption(probabilities: number[], classes: string[], other: string) {
   // Slivers keep their legend entry but get no label, so the labels never pile up.
   const slices = pieSlices(probabilities, classes, 5, other).map((slice) =>
     slice.value < 0.03 ? { ...slice, label: { show: false }, labelLine: { show: false } } : slice,

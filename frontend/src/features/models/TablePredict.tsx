@@ -7,6 +7,8 @@ import { errorText } from '../../i18n/errorText';
 import { useCatalog } from '../catalog/CatalogProvider';
 import { ranksClasses } from '../catalog/taskKind';
 import { formatPercent } from '../tasks/format';
+import { formatDate } from '../tasks/TaskCenter';
+import type { PredictProps } from '../inputs/types';
 import { predictCsv, predictRows, saveBlob, type ColumnPublic, type ModelPublic, type RowPrediction } from './api';
 import {
   delimiterFor,
@@ -332,15 +334,29 @@ function CsvBatch({ model, regression }: { model: ModelPublic; regression: boole
   );
 }
 
-/** The prediction page's body for a table model. */
-export function TablePredict({ model }: { model: ModelPublic }) {
+/** The prediction page's body for a table model (the input type registry's,
+ * features/inputs/registry.ts): its facts, a form from its columns and a CSV batch; no images, no
+ * ONNX in the browser. */
+export default function TablePredict({ model, trainedBy }: PredictProps) {
+  const { t, i18n } = useTranslation();
   const columns = model.input_columns ?? [];
   const { index: catalog } = useCatalog();
   const regression = !ranksClasses(catalog, model.task);
   return (
-    <div className="table-predict" data-task-kind={model.task}>
-      <RowForm model={model} columns={columns} />
-      <CsvBatch model={model} regression={regression} />
-    </div>
+    <>
+      <p className="monitor__meta muted">
+        {t('models.tableMeta', {
+          target: model.target ?? '—',
+          kind: t(`models.kind.${model.task}`),
+          count: columns.length,
+          created: formatDate(model.created_at, i18n.language),
+        })}
+        {trainedBy}
+      </p>
+      <div className="table-predict" data-task-kind={model.task}>
+        <RowForm model={model} columns={columns} />
+        <CsvBatch model={model} regression={regression} />
+      </div>
+    </>
   );
 }

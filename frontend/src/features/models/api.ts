@@ -79,6 +79,42 @@ export async function predict(
   );
 }
 
+/** The multipart field of POST /predict that carries sample files for input types that predict from
+ * files (sequences: .ts, .csv, .npy); images keep their own field (`predict`). */
+export const PREDICT_FILES_FIELD = 'files';
+
+/** One answer for a sample of an uploaded file: class probabilities or a value, as the kind answers. */
+export interface FileAnswer {
+  filename?: string;
+  /** The sample's position in its file (a .ts or .npy file may hold several). */
+  sample?: number;
+  class?: string;
+  probability?: number;
+  probabilities?: number[];
+  top_k?: { class: string; probability: number }[];
+  value?: number;
+}
+
+/** Answers for the samples of uploaded files, in file order, each file's samples in order. */
+export async function predictFiles(
+  modelId: string,
+  files: readonly File[],
+  topK = 5,
+): Promise<{ classes: string[]; predictions: FileAnswer[] }> {
+  const form = new FormData();
+  for (const file of files) form.append(PREDICT_FILES_FIELD, file, file.name);
+  form.append('top_k', String(topK));
+  // The generated body type is a JSON object; a FormData body passes through openapi-fetch as is.
+  const answer = await call(() =>
+    api.POST('/api/models/{model_id}/predict', {
+      ...modelPath(modelId),
+      body: form as unknown as Schemas['Body_predict'],
+      bodySerializer: (body: unknown) => body as FormData,
+    }),
+  );
+  return answer as unknown as { classes: string[]; predictions: FileAnswer[] };
+}
+
 const rowsPath = (modelId: string) => ({ params: { path: { model_id: modelId }, query: { top_k: 5 } } });
 
 /** A table model's answers for rows typed in the form (at most MAX_JSON_ROWS). */

@@ -13,6 +13,8 @@ export type FieldProblem = 'notNumber' | 'unknownCategory';
  * MISSING_TOKENS, pandas' defaults; tests/engine/data/test_tables.py holds the two lists equal):
  * "NA" in a number field is a missing value, as it was in the training file, not "not a number".
  */
+// Written as JSON: tests/engine/data/test_tables.py reads it to compare with the engine's list.
+// prettier-ignore
 export const MISSING_TOKENS: ReadonlySet<string> = new Set([
   "#N/A",
   "#N/A N/A",

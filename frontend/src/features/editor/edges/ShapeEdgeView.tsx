@@ -10,7 +10,7 @@ import {
 import { memo, useCallback } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useEditorView } from '../EditorContext';
-import { shapeLabel } from '../logic/summary';
+import { edgeLabel } from '../../inputs/registry';
 import type { ShapeEdge } from '../logic/types';
 import { lanePath, laneBetween, type Box } from './lane';
 
@@ -63,7 +63,7 @@ export const ShapeEdgeView = memo(function ShapeEdgeView({
             style={{ transform: `translate(-50%, calc(-100% - 6px)) translate(${labelX}px, ${labelY}px)` }}
             data-edge={id}
           >
-            {shapeLabel(shape, (count) => t('shape.features', { count }))}
+            {edgeLabel(shape, t)}
           </div>
         </EdgeLabelRenderer>
       )}

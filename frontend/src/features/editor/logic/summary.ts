@@ -64,20 +64,10 @@ export function summarizeParams(
     }));
 }
 
-/** "16x28x28" -> "16×28×28", "3x?x?" -> "3×?×?"; words ("13 features") stay as they are. */
+/** "16x28x28" -> "16×28×28", "3x?x?" -> "3×?×?"; words ("13 features") stay as they are (an input
+ * type words its own shapes again: features/inputs/registry.ts edgeLabel). */
 export function prettyShape(shape: string): string {
   return shape.replace(/([\d?])x(?=[\d?])/g, '$1×');
-}
-
-const FEATURES = /^(\d+) features?$/;
-
-/**
- * A shape as the canvas prints it, in the user's language: the server words a table's shape in
- * English ("13 features"); `features` words it again (a plural-aware translation).
- */
-export function shapeLabel(shape: string, features: (count: number) => string): string {
-  const match = FEATURES.exec(shape);
-  return match ? features(Number(match[1])) : prettyShape(shape);
 }
 
 /** A table dataset's facts for the summary; null for images (validation sends no columns). */

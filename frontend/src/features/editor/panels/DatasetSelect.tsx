@@ -1,23 +1,27 @@
-// The dataset_id of a dataset node (uploaded images, or a Table node reading an uploaded table): one
-// of the user's datasets of that sort (GET /api/datasets), chosen by name rather than typed as an id.
+// The dataset_id of a dataset node (uploaded images, a Table node reading an uploaded table, uploaded
+// sequences): one of the user's datasets of the node's input type (GET /api/datasets), chosen by name
+// rather than typed as an id.
 import { useEffect, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link } from '../../../app/router';
 import { listDatasets, type DatasetPublic } from '../../datasets/api';
 import type { FieldProps } from './fields';
 import { errorText } from '../../../i18n/errorText';
+import { useCatalog } from '../../catalog/CatalogProvider';
+import { datasetInputType, datasetNote } from '../../inputs/registry';
 
 type State = { kind: 'loading' } | { kind: 'ready'; list: DatasetPublic[] } | { kind: 'error'; reason: unknown };
 
 interface Props extends FieldProps {
   /** Called with the chosen dataset and the one it replaces, so the node can be named after it. */
   onDataset?: (dataset: DatasetPublic, previous: DatasetPublic | undefined) => void;
-  /** The datasets the node reads: tables (a Table node) or images (an uploaded-dataset node). */
-  sort?: 'table' | 'images';
+  /** The input type of the datasets the node reads: its output port's type. */
+  inputType: string;
 }
 
-export function DatasetSelect({ value, onChange, onDataset, sort = 'images', inputId, describedBy, invalid }: Props) {
+export function DatasetSelect({ value, onChange, onDataset, inputType, inputId, describedBy, invalid }: Props) {
   const { t, i18n } = useTranslation();
+  const { index: catalog } = useCatalog();
   const [state, setState] = useState<State>({ kind: 'loading' });
 
   useEffect(() => {
@@ -31,7 +35,7 @@ export function DatasetSelect({ value, onChange, onDataset, sort = 'images', inp
   }, []);
 
   const list =
-    state.kind === 'ready' ? state.list.filter((dataset) => (dataset.columns ? 'table' : 'images') === sort) : [];
+    state.kind === 'ready' ? state.list.filter((dataset) => datasetInputType(dataset, catalog) === inputType) : [];
   const current = typeof value === 'string' ? value : '';
   const chosen = list.find((dataset) => dataset.id === current);
   const known = chosen !== undefined;
@@ -68,16 +72,7 @@ export function DatasetSelect({ value, onChange, onDataset, sort = 'images', inp
       )}
       {chosen && (
         <span className="field__note" data-dataset-summary>
-          {chosen.columns
-            ? t('props.datasetTableOption', {
-                rows: chosen.count.toLocaleString(i18n.language),
-                columns: chosen.columns.length,
-              })
-            : t('props.datasetOption', {
-                images: chosen.count.toLocaleString(i18n.language),
-                classes: chosen.classes.length,
-                kind: t(`datasets.kind.${chosen.kind}`),
-              })}
+          {datasetNote(chosen, inputType, t, i18n.language)}
         </span>
       )}
       {state.kind === 'ready' && list.length === 0 && <span className="field__note">{t('props.datasetsNone')}</span>}

@@ -5,7 +5,8 @@ import type { GraphError, JsonValue, ValidationResult } from '../../../api/types
 import type { CatalogIndex } from '../../catalog/catalogIndex';
 import { errorText, fieldTitle } from '../logic/errorMessage';
 import { fieldApplies, fieldsFromSchema } from '../logic/schemaForm';
-import { prettyShape, shapeLabel, tableFacts } from '../logic/summary';
+import { prettyShape, tableFacts } from '../logic/summary';
+import { edgeLabel } from '../../inputs/registry';
 import type { DatasetSummary } from '../../../api/types';
 import type { EditorNode, GraphMeta } from '../logic/types';
 import { TABLE_TYPE } from '../logic/tablePrep';
@@ -92,7 +93,7 @@ function NodeProperties({
         {shape && (
           <div>
             <dt>{t('props.output')}</dt>
-            <dd className="props__shape">{shapeLabel(shape, (count) => t('shape.features', { count }))}</dd>
+            <dd className="props__shape">{edgeLabel(shape, t)}</dd>
           </div>
         )}
       </dl>
@@ -130,7 +131,7 @@ function NodeProperties({
             {entry?.category === 'dataset' && field.name === 'dataset_id' ? (
               <DatasetSelect
                 field={field}
-                sort={entry.outputs[0]?.types[0] === 'table' ? 'table' : 'images'}
+                inputType={entry.outputs[0]?.types[0] ?? ''}
                 value={node.data.params[field.name]}
                 onChange={(value) => onParamChange(node.id, field.name, value)}
                 onDataset={(dataset, previous) => {

@@ -1,0 +1,104 @@
+import i18next, { type TFunction } from 'i18next';
+import { describe, expect, it } from 'vitest';
+import en from '../../i18n/en';
+import zh from '../../i18n/zh';
+import type { CatalogEntry } from '../../api/types';
+import { indexCatalog } from '../catalog/catalogIndex';
+import type { DatasetPublic } from '../datasets/api';
+import {
+  datasetFacts,
+  datasetInputType,
+  edgeLabel,
+  GenericPredict,
+  GenericPreview,
+  INPUT_VIEWS,
+  modelInputType,
+  predictOf,
+  previewOf,
+} from './registry';
+import { inputsMessages } from './messages';
+import { datasetsMessages } from '../datasets/messages';
+
+async function translator(lng: string): Promise<TFunction> {
+  const i18n = i18next.createInstance();
+  await i18n.init({
+    resources: {
+      en: { translation: { ...en, ...datasetsMessages.en, ...inputsMessages.en } },
+      zh: { translation: { ...zh, ...datasetsMessages.zh, ...inputsMessages.zh } },
+    },
+    lng,
+    interpolation: { escapeValue: false },
+  });
+  return i18n.t.bind(i18n) as TFunction;
+}
+
+const dataset = (extra: Partial<DatasetPublic> & Record<string, unknown>): DatasetPublic =>
+  ({
+    id: 'd',
+    name: 'd',
+    kind: 'folder',
+    count: 120,
+    channels: 1,
+    size: [28, 28],
+    size_stats: null,
+    classes: [],
+    columns: null,
+    size_bytes: 0,
+    created_at: '2026-01-01T00:00:00Z',
+    node: { type: 'dataset.uploaded', params: { dataset_id: 'd' } },
+    ...extra,
+  }) as DatasetPublic;
+
+describe('the input type registry', () => {
+  it('words each type’s edge label in the reader’s language, and any other shape with times signs', async () => {
+    const t = { en: await translator('en'), zh: await translator('zh') };
+    expect(edgeLabel('64 x 1 seq', t.en)).toBe('64 × 1 seq');
+    expect(edgeLabel('? x 3 seq', t.zh)).toBe('? × 3 序列');
+    expect(edgeLabel('13 features', t.zh)).toBe('13 个特征');
+    expect(edgeLabel('1 feature', t.en)).toBe('1 feature');
+    expect(edgeLabel('16x28x28', t.zh)).toBe('16×28×28');
+    expect(edgeLabel('13 featuresx', t.zh)).toBe('13 featuresx');
+  });
+
+  it('gives a type without an entry the generic views', () => {
+    expect(previewOf('points')).toBe(GenericPreview);
+    expect(predictOf('points')).toBe(GenericPredict);
+    expect(previewOf(null)).toBe(GenericPreview);
+    for (const [name, view] of Object.entries(INPUT_VIEWS)) {
+      expect(previewOf(name), name).toBe(view.Preview);
+      expect(predictOf(name), name).toBe(view.Predict);
+    }
+  });
+
+  it('reads a dataset’s type from the server, else from its node’s output port in the catalog', () => {
+    const entry = {
+      type: 'dataset.sequence',
+      outputs: [{ name: 'out', types: ['sequence'] }],
+    } as unknown as CatalogEntry;
+    const catalog = indexCatalog([entry]);
+    expect(datasetInputType(dataset({ input_type: 'points' }), catalog)).toBe('points');
+    expect(datasetInputType(dataset({ node: { type: 'dataset.sequence' } }), catalog)).toBe('sequence');
+    // Older servers' datasets, whose node the catalog does not know: a table has columns.
+    expect(datasetInputType(dataset({ node: { type: 'dataset.gone' }, columns: [] }), catalog)).toBe('table');
+    expect(datasetInputType(dataset({ node: { type: 'dataset.gone' } }), catalog)).toBe('images');
+    expect(modelInputType({ input_columns: null, input_type: 'sequence' })).toBe('sequence');
+    expect(modelInputType({ input_columns: [] })).toBe('table');
+  });
+
+  it('says a sequence set’s steps and features, and the classes of a type it does not know', async () => {
+    const t = await translator('en');
+    const sequence = {
+      features: 3,
+      length: { min: 20, max: 40, mean: 30 },
+      equal_length: false,
+      test_count: null,
+      targets: null,
+    };
+    expect(datasetFacts(dataset({ sequence }), 'sequence', t, 'en')).toBe('20–40 steps × 3 features');
+    const classes = [
+      { index: 0, name: 'a', count: 1 },
+      { index: 1, name: 'b', count: 1 },
+    ];
+    expect(datasetFacts(dataset({ classes }), 'points', t, 'en')).toBe('2 classes');
+  });
+});
