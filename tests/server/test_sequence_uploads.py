@@ -257,3 +257,32 @@ def test_hostile_sequence_files_write_nothing_outside_their_folder(
         nothing_left(user_client, settings, db_session)
         assert sorted(p.name for p in settings.data_dir.rglob("*")) == before, case.id
         assert not (settings.datasets_dir / "P_TEST.ts").exists()
+
+
+def test_image_and_table_nodes_name_the_node_that_reads_a_sequence_set(user_client: TestClient) -> None:
+    dataset_id = created(upload(user_client, [("Ramps.ts", two_class_ts())]))["id"]
+    image = chain(
+        "Images",
+        [
+            ("data", "dataset.uploaded", {"dataset_id": dataset_id}),
+            ("flatten", "layer.Flatten", {}),
+            ("fc", "layer.Linear", {"out_features": "auto"}),
+            ("train", "train.Classifier", {"epochs": 1}),
+        ],
+    )
+    table = chain(
+        "Table",
+        [
+            ("data", "dataset.table", {"source": "uploaded", "dataset_id": dataset_id}),
+            ("fc", "layer.Linear", {"out_features": "auto"}),
+            ("train", "train.Classifier", {"epochs": 1}),
+        ],
+    )
+    expected = f"dataset {dataset_id} is a sequence set: open it with a Sequences node (source 'uploaded')"
+    for graph in (image, table):
+        errors = user_client.post("/api/graphs/validate", json=graph).json()["errors"]
+        assert (errors[0]["node_id"], errors[0]["field"], errors[0]["message"]) == (
+            "data",
+            "dataset_id",
+            expected,
+        ), graph["name"]

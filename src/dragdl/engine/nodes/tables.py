@@ -31,6 +31,7 @@ from dragdl.engine.data.tables import (
 )
 from dragdl.engine.graph.errors import NodeError
 from dragdl.engine.inputs.base import InputType
+from dragdl.engine.inputs.sequence_upload import SEQUENCE_KIND
 from dragdl.engine.inputs.tables import TABLE
 from dragdl.engine.nodes.base import DatasetNode, OperatorNode, Shape
 from dragdl.engine.nodes.registry import OptionalServerPath, P, Port, register
@@ -106,6 +107,12 @@ def open_table(params: TableParams, ctx: DataContext) -> TableSource:
         entry = ctx.uploaded.get(params.dataset_id or "")
         if not params.dataset_id or entry is None:
             raise DatasetError(f"dataset {params.dataset_id or '(none)'} not found", field="dataset_id")
+        if entry.kind == SEQUENCE_KIND:
+            raise DatasetError(
+                f"dataset {params.dataset_id} is a sequence set: open it with a Sequences node "
+                "(source 'uploaded')",
+                field="dataset_id",
+            )
         if entry.kind != TABLE_KIND:
             raise DatasetError(
                 f"dataset {params.dataset_id} holds images ({entry.kind}); "

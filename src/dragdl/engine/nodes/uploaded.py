@@ -16,6 +16,7 @@ from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, Imag
 from dragdl.engine.data.bitmaps import DEFAULT_MAX_PER_CLASS, describe_bitmaps, open_bitmaps
 from dragdl.engine.data.files import describe_csv, describe_folder, open_csv, open_folder
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.inputs.sequence_upload import SEQUENCE_KIND
 from dragdl.engine.nodes.datasets import ImageDatasetNode
 from dragdl.engine.nodes.datasets_code import bitmaps_code, csv_code, folder_code
 from dragdl.engine.nodes.registry import register
@@ -47,6 +48,12 @@ def _entry(params: UploadedParams, ctx: DataContext) -> tuple[UploadedDataset, P
         # A table feeds a table port, which this node (an image source) does not have.
         raise DatasetError(
             f"dataset {params.dataset_id} is a table: open it with a Table node (source 'uploaded')",
+            field=_FIELD,
+        )
+    if entry.kind == SEQUENCE_KIND:
+        raise DatasetError(
+            f"dataset {params.dataset_id} is a sequence set: open it with a Sequences node (source "
+            "'uploaded')",
             field=_FIELD,
         )
     if entry.kind not in KINDS:
