@@ -69,7 +69,7 @@ CHOICE_LABELS: dict[str, str] = {
     "breast_cancer": "Breast cancer (2 classes)",
     "diabetes": "Diabetes (a value)",
     "file": "File on the server",
-    "uploaded": "Uploaded table",
+    "uploaded": "Uploaded dataset",
     "mean": "Mean",
     "median": "Median",
     "most_frequent": "Most frequent",
