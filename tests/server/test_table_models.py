@@ -115,6 +115,8 @@ def test_the_detail_of_a_table_model_shows_its_task_and_columns(
 ) -> None:
     iris = user_client.get(f"/api/models/{models['iris']}").json()
     assert iris["task"] == "classification" and iris["target"] == "species"
+    # The input type picks the web UI's prediction page: the dataset node's (worker.model_input_type).
+    assert iris["input_type"] == "table"
     assert iris["classes"] == ["setosa", "versicolor", "virginica"]
     assert [c["name"] for c in iris["input_columns"]] == [
         "sepal length (cm)",

@@ -251,6 +251,8 @@ class Model(Base):
     """A table model's input columns (name, kind, missing, categories); None for image models."""
     target: Mapped[str | None] = mapped_column(String(200), nullable=True, default=None)
     """The column a table model predicts; None for image models."""
+    input_type: Mapped[str] = mapped_column(String(32), default="images", server_default="images")
+    """The input type it takes (its dataset node's, engine/inputs/registry.py): the port type's name."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 

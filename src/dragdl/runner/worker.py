@@ -324,7 +324,8 @@ def _task_kind(graph: dict[str, Any]) -> TaskKind | None:
 
 def model_fields(out_dir: Path) -> dict[str, Any]:
     """What a Model row keeps of a finished run folder's report.json and model.json: classes, test
-    metrics, input spec, the task kind and, for a table model, its input columns and target."""
+    metrics, input spec, the task kind, the input type and, for a table model, its input columns and
+    target."""
     report = _read_json(out_dir / "report.json")
     manifest = _read_json(out_dir / "model.json")
     kind = model_task(manifest, report)
@@ -346,7 +347,21 @@ def model_fields(out_dir: Path) -> dict[str, Any]:
         "task": kind,
         "input_columns": list(columns) if isinstance(columns, list) else None,
         "target": str(target) if isinstance(target, str) else None,
+        "input_type": model_input_type(manifest),
     }
+
+
+def model_input_type(manifest: dict[str, Any]) -> str:
+    """The input type of a finished run's bundle: its dataset node's (model.json's `dataset.type`), as
+    load_bundle reads it; the images' for a bundle whose dataset node this DragDL does not know."""
+    from dragdl.engine.inputs.images import IMAGES
+    from dragdl.engine.nodes.base import DatasetNode
+    from dragdl.engine.nodes.registry import get_node_type
+
+    dataset = manifest.get("dataset")
+    node_type = dataset.get("type") if isinstance(dataset, dict) else None
+    kind = get_node_type(node_type) if isinstance(node_type, str) else None
+    return kind.input_type.name if isinstance(kind, DatasetNode) else IMAGES.name
 
 
 def model_task(manifest: dict[str, Any], report: dict[str, Any]) -> str:

@@ -52,6 +52,11 @@ class ModelPublic(BaseModel):
         description="The columns a table model takes (see /predict/rows); null for image models.",
     )
     target: str | None = Field(None, description="The column a table model predicts; null for image models.")
+    input_type: str = Field(
+        "images",
+        description="The input type it takes (images, table, sequence; GET /api/catalog's dataset nodes' "
+        "output port types): which prediction request it answers.",
+    )
     metrics: dict[str, Any] = Field(
         description="From the test report: `test` (test_accuracy, ... or test_mae, test_rmse, test_r2), "
         "best_epoch, best_score, monitor, epochs_completed."
