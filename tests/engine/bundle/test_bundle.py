@@ -16,9 +16,9 @@ from PIL import Image
 
 import dragdl.engine.nodes.models as models_nodes
 from dragdl.engine.bundle import BundleError, ImageError, load_bundle, read_manifest, write_bundle
-from dragdl.engine.inputs.image_decode import load_image
 from dragdl.engine.compile.plan import compile_graph
 from dragdl.engine.data.batch import INPUT
+from dragdl.engine.inputs.image_decode import load_image
 from dragdl.engine.run import prepare, run_graph
 from dragdl.engine.train.reporter import ListReporter
 
