@@ -83,16 +83,24 @@ export async function predict(
  * files (sequences: .ts, .csv, .npy); images keep their own field (`predict`). */
 export const PREDICT_FILES_FIELD = 'files';
 
-/** One answer for a sample of an uploaded file: class probabilities or a value, as the kind answers. */
+/** A task kind's answer for one sample (its `answer_schema` in GET /api/catalog): a classifier's
+ * label, probability, top_k and probabilities; a regressor's value. */
 export interface FileAnswer {
-  filename?: string;
-  /** The sample's position in its file (a .ts or .npy file may hold several). */
-  sample?: number;
-  class?: string;
+  label?: string;
   probability?: number;
   probabilities?: number[];
   top_k?: { class: string; probability: number }[];
   value?: number;
+}
+
+/** The answer for one sample of an uploaded file (SamplePredictionPublic). */
+export interface SampleAnswer {
+  filename: string;
+  /** Its position in the file, counted from 1 (a .ts or .npy file may hold several). */
+  sample: number;
+  answer: FileAnswer;
+  /** The answer in one line, as the CLI prints it. */
+  summary: string;
 }
 
 /** Answers for the samples of uploaded files, in file order, each file's samples in order. */
@@ -100,7 +108,7 @@ export async function predictFiles(
   modelId: string,
   files: readonly File[],
   topK = 5,
-): Promise<{ classes: string[]; predictions: FileAnswer[] }> {
+): Promise<{ classes: string[]; predictions: SampleAnswer[] }> {
   const form = new FormData();
   for (const file of files) form.append(PREDICT_FILES_FIELD, file, file.name);
   form.append('top_k', String(topK));
@@ -112,7 +120,7 @@ export async function predictFiles(
       bodySerializer: (body: unknown) => body as FormData,
     }),
   );
-  return answer as unknown as { classes: string[]; predictions: FileAnswer[] };
+  return answer as unknown as { classes: string[]; predictions: SampleAnswer[] };
 }
 
 const rowsPath = (modelId: string) => ({ params: { path: { model_id: modelId }, query: { top_k: 5 } } });

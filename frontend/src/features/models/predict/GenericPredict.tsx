@@ -46,8 +46,11 @@ export default function GenericPredict({ model, trainedBy }: PredictProps) {
               {t('models.predictFailed', { message: errorText(item.failure, t) })}
             </p>
           )}
-          {item.answers?.map((answer, i) => (
-            <FileAnswerView key={i} answer={answer} classes={item.classes ?? model.classes} />
+          {item.answers?.map((found) => (
+            <div key={found.sample} data-sample={found.sample}>
+              {item.answers!.length > 1 && <h4>{`#${found.sample}`}</h4>}
+              <FileAnswerView answer={found.answer} classes={item.classes ?? model.classes} />
+            </div>
           ))}
           {!item.answers && item.failure === undefined && <p className="muted">{t('inputs.predicting')}</p>}
         </div>

@@ -11,16 +11,17 @@ import { PageState } from '../../tasks/widgets';
 import { downsample, linesOption } from '../../inputs/sequencePlots';
 import { readSeries, type Series } from '../../inputs/sequenceFile';
 import type { PredictProps } from '../../inputs/types';
-import type { FileAnswer } from '../api';
+import type { SampleAnswer } from '../api';
 import { formatValue } from '../tableForm';
 import { FileAnswerView } from './FileAnswerView';
 import { useFilePredictions } from './useFilePredictions';
 import '../../inputs/inputs.css';
 
-function answerLabel(answer: FileAnswer | undefined): string | null {
-  if (!answer) return null;
+function answerLabel(found: SampleAnswer | undefined): string | null {
+  if (!found) return null;
+  const { answer } = found;
   if (answer.value !== undefined) return formatValue(answer.value);
-  return answer.class ?? answer.top_k?.[0]?.class ?? null;
+  return answer.label ?? answer.top_k?.[0]?.class ?? null;
 }
 
 function SeriesPlot({ series, name }: { series: Series; name: string }) {
@@ -136,7 +137,7 @@ export default function SequencePredict({ model, trainedBy }: PredictProps) {
                   </p>
                 )}
                 {answer ? (
-                  <FileAnswerView answer={answer} classes={current.classes ?? model.classes} />
+                  <FileAnswerView answer={answer.answer} classes={current.classes ?? model.classes} />
                 ) : (
                   current.failure === undefined && <p className="muted">{t('inputs.predicting')}</p>
                 )}

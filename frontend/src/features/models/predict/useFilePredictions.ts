@@ -1,14 +1,15 @@
 // Files sent for prediction one request each (so each file's answers are its own), with what the
 // browser could read of them for plots.
 import { useState } from 'react';
-import { predictFiles, type FileAnswer } from '../api';
+import { predictFiles, type SampleAnswer } from '../api';
 
 export interface SentFile<T> {
   id: string;
   file: File;
   /** What the browser read of the file (sequences to plot); null when it could not. */
   read: T | null;
-  answers?: FileAnswer[];
+  /** The server's answer per sample of the file, in order. */
+  answers?: SampleAnswer[];
   classes?: string[];
   failure?: unknown;
 }
