@@ -74,6 +74,9 @@ def validate(
             )
     else:
         print_graph_errors(result.errors, raw)
+    warnings = [error for error in result.errors if not error.blocking]
+    if result.ok and warnings and not as_json:
+        print_graph_errors(warnings, raw)  # the graph is valid; these say what it may not mean
     if not result.ok:
         raise typer.Exit(EXIT_FAILED)
 

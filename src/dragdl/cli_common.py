@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from dragdl.client import ApiError, DragDLClient
@@ -115,14 +116,27 @@ def print_graph_errors(errors: list[Any], graph: dict[str, Any]) -> None:
     nodes = graph.get("nodes")
     listed = nodes if isinstance(nodes, list) else []
     types = {node.get("id"): node.get("type") for node in listed if isinstance(node, dict)}
-    table = Table(title=f"{len(errors)} problem(s) in the graph", title_style="bold red", show_lines=False)
+    # Warnings (severity "warning") leave the graph valid: counted apart and shown in yellow.
+    warnings = sum(1 for error in errors if getattr(error, "severity", "error") == "warning")
+    problems = len(errors) - warnings
+    title = ", ".join(
+        part
+        for part in (
+            f"{problems} problem(s) in the graph" if problems else "",
+            f"{warnings} warning(s)" if warnings else "",
+        )
+        if part
+    )
+    table = Table(title=title, title_style="bold red" if problems else "bold yellow", show_lines=False)
     table.add_column("node", style="cyan", no_wrap=True)
     table.add_column("field", style="magenta")
     table.add_column("problem")
     table.add_column("code", style="dim")
     for error in errors:
         node = f"{error.node_id} ({types.get(error.node_id, '?')})" if error.node_id else "graph"
-        table.add_row(node, error.field or "", error.message, error.code)
+        warning = getattr(error, "severity", "error") == "warning"
+        message = Text(f"warning: {error.message}", style="yellow") if warning else Text(error.message)
+        table.add_row(node, error.field or "", message, error.code)
     err_console.print(table)
 
 

@@ -120,6 +120,8 @@ export interface GraphError {
   node_id: string | null;
   field: string | null;
   details: Record<string, unknown>;
+  /** A warning leaves the graph valid (a classifier on a measurement); absent: an error. */
+  severity?: 'error' | 'warning';
 }
 
 /** A table column as the server describes it (engine/data/tables.py ColumnInfo). */

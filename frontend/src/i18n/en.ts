@@ -129,6 +129,8 @@ const en = {
     valid: 'Valid',
     problems_one: '{{count}} problem',
     problems_other: '{{count}} problems',
+    warnings_one: 'Valid, {{count}} warning',
+    warnings_other: 'Valid, {{count}} warnings',
     offline: 'Validation unavailable: {{message}}',
   },
   canvas: {
@@ -151,6 +153,8 @@ const en = {
   node: {
     errors_one: '{{count}} problem',
     errors_other: '{{count}} problems',
+    warnings_one: '{{count}} warning',
+    warnings_other: '{{count}} warnings',
     inputs: 'inputs',
     multiple: 'accepts several connections',
     accepts: 'accepts {{types}}',
@@ -214,6 +218,7 @@ const en = {
   problems: {
     title: 'Problems',
     none: 'No problems found.',
+    warning: 'Warning',
     graph: 'Graph',
     show: 'Show problems',
     hide: 'Hide problems',
@@ -307,6 +312,8 @@ const en = {
         '{{node}}: row {{row}}, column {{column}} has no value ({{count}} missing in all) and nothing fills it: add a Fill missing values node before the network',
       text_feature:
         '{{node}}: column {{column}} holds text (categories) and reached the network: add a One-hot node before the first layer, or drop the column with Select columns',
+      classes_look_like_values:
+        '{{node}}: the target column {{column}} holds {{classes}} distinct numbers in {{count}} rows: a classifier learns each number as a class of its own and cannot answer a value between them; to predict the number, use a Regressor instead',
       target_missing: '{{node}}: the target column {{column}} is empty in row {{row}} ({{count}} rows in all)',
       value_not_numeric: 'row {{row}}, column {{column}}: {{value}} is not a number',
       unknown_category:
@@ -404,6 +411,8 @@ const en = {
         'The network ends with {{shape}} outputs, but training needs one score per class ({{classes}}): end with Flatten and a Linear with Outputs set to Automatic',
       value_output_mismatch:
         'The network ends with {{shape}} outputs, but a regressor predicts one value per sample: end with a Linear with Outputs set to Automatic',
+      classes_look_like_values:
+        'The target of {{node}} holds {{classes}} distinct numbers: a classifier learns each as a class of its own; to predict the number, use a Regressor',
       too_few_classes: 'The dataset of {{node}} has fewer than 2 classes; a classifier needs at least 2',
       target_not_numeric: 'The target of {{node}} holds a value that is not a number; a regressor needs numbers',
       prediction_not_finite:

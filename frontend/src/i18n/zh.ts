@@ -130,6 +130,8 @@ const zh: Messages = {
     valid: '有效',
     problems_one: '{{count}} 个问题',
     problems_other: '{{count}} 个问题',
+    warnings_one: '有效，{{count}} 个提醒',
+    warnings_other: '有效，{{count}} 个提醒',
     offline: '无法校验：{{message}}',
   },
   canvas: {
@@ -152,6 +154,8 @@ const zh: Messages = {
   node: {
     errors_one: '{{count}} 个问题',
     errors_other: '{{count}} 个问题',
+    warnings_one: '{{count}} 个提醒',
+    warnings_other: '{{count}} 个提醒',
     inputs: '输入',
     multiple: '可接受多条连接',
     accepts: '接受 {{types}}',
@@ -215,6 +219,7 @@ const zh: Messages = {
   problems: {
     title: '问题',
     none: '未发现问题。',
+    warning: '提醒',
     graph: '图',
     show: '显示问题',
     hide: '隐藏问题',
@@ -307,6 +312,8 @@ const zh: Messages = {
         '{{node}}：第 {{row}} 行的列 {{column}} 没有值（共缺 {{count}} 个），且没有节点填充：请在网络前加一个“填充缺失值”节点',
       text_feature:
         '{{node}}：列 {{column}} 是文本（类别），却到达了网络：请在第一层前加一个独热编码节点，或用“选择列”去掉这一列',
+      classes_look_like_values:
+        '{{node}}：目标列 {{column}} 在 {{count}} 行中有 {{classes}} 个不同的数字：分类器会把每个数字当作单独的类别，无法给出它们之间的值；要预测这个数值，请改用回归器',
       target_missing: '{{node}}：目标列 {{column}} 在第 {{row}} 行为空（共 {{count}} 行）',
       value_not_numeric: '第 {{row}} 行的列 {{column}}：{{value}} 不是数字',
       unknown_category: '第 {{row}} 行的列 {{column}}：{{value}} 不是训练中出现过的值（{{known}}）',
@@ -397,6 +404,8 @@ const zh: Messages = {
         '网络最后输出 {{shape}}，但训练需要每个类别一个分数（共 {{classes}} 类）：请以展平和全连接层结尾，并把输出数设为“自动”',
       value_output_mismatch:
         '网络最后输出 {{shape}}，但回归需要每个样本一个数值：请以全连接层结尾，并把输出数设为“自动”',
+      classes_look_like_values:
+        '{{node}} 的目标有 {{classes}} 个不同的数字：分类器会把每个数字当作单独的类别；要预测这个数值，请改用回归器',
       too_few_classes: '{{node}} 的数据集少于 2 个类别；分类器至少需要 2 个',
       target_not_numeric: '{{node}} 的目标中有不是数字的值；回归器需要数字',
       prediction_not_finite: '某一行的预测结果不是有限数值：它的某个值远超出模型训练时见过的范围',

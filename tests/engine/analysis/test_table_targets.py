@@ -4,6 +4,7 @@ classifier on a numeric target with many distinct values is warned about, and th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ NO_SPECIES = (4, 72)
 """File rows (1-based, under the header) whose species is NA or empty."""
 
 
-def _penguins(path: Path) -> Path:
+def penguin_table(path: Path) -> Path:
     """A table with the traits of the penguin measurements: text columns, "NA" cells, two rows
     without a species, and a body mass in grams with many distinct values."""
     rng = np.random.default_rng(0)
@@ -74,7 +75,7 @@ def graph(path: Path, target: str, train: str = "train.Classifier", **settings: 
 
 @pytest.fixture
 def table(tmp_path: Path) -> Path:
-    return _penguins(tmp_path / "penguins.csv")
+    return penguin_table(tmp_path / "penguins.csv")
 
 
 @pytest.fixture
@@ -113,3 +114,62 @@ def test_the_training_log_names_the_rows_left_out(table: Path, ctx: DataContext,
     assert any("2 rows without a target" in w and "rows 4, 72" in w and "118" in w for w in warnings), (
         warnings
     )
+
+
+# -- a classifier on a measurement ---------------------------------------------------------------
+
+
+def test_a_classifier_on_a_measurement_is_warned_and_offered_the_regressor(
+    table: Path, ctx: DataContext
+) -> None:
+    result = validate_graph(graph(table, "body_mass_g"), ctx)
+    assert result.ok, [e.describe() for e in result.errors]
+    [warning] = result.errors
+    assert (warning.severity, warning.code, warning.node_id) == (
+        "warning",
+        "classes_look_like_values",
+        "train",
+    )
+    classes = len(result.dataset.classes) if result.dataset else 0
+    assert classes > 20 and f"holds {classes} distinct numbers in {ROWS} rows" in warning.message
+    assert "Regressor" in warning.message
+    assert warning.details == {
+        "column": "body_mass_g",
+        "classes": classes,
+        "count": ROWS,
+        "suggest": "regression",
+    }
+    # A warning never stops a graph: it compiles, and GraphInvalid would leave it out.
+    assert compile_graph(graph(table, "body_mass_g"), ctx).task.name == "classification"
+    assert GraphInvalid([warning]).errors == []
+
+
+def test_a_classifier_on_classes_and_a_regressor_on_the_measurement_are_not_warned(
+    table: Path, ctx: DataContext
+) -> None:
+    for raw in (graph(table, "species"), graph(table, "body_mass_g", "train.Regressor")):
+        result = validate_graph(raw, ctx)
+        assert result.ok and result.errors == [], [e.describe() for e in result.errors]
+
+
+def test_many_numeric_classes_with_many_rows_each_are_classes(tmp_path: Path, ctx: DataContext) -> None:
+    # 30 numeric codes seen 10 times each: a code book, not a measurement.
+    lines = ["x,code"] + [f"{i % 7},{100 + i % 30}" for i in range(300)]
+    path = tmp_path / "codes.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = validate_graph(graph(path, "code"), ctx)
+    assert result.ok and result.errors == [], [e.describe() for e in result.errors]
+
+
+def test_the_cli_prints_the_warning_and_exits_0(table: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dragdl.cli import app
+
+    file = tmp_path / "graph.json"
+    file.write_text(json.dumps(graph(table, "body_mass_g")), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["validate", str(file), "--data-dir", str(tmp_path)], env={"COLUMNS": "250"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 warning(s)" in result.output and "classes_look_like_values" in result.output

@@ -13,6 +13,7 @@ import { submitTask } from '../tasks/api';
 import type { TrainStep } from './dialogs/TrainDialog';
 import { validationKey } from './logic/convert';
 import { trainNodeOf } from '../catalog/taskKind';
+import { blockingErrors } from './logic/severity';
 import { firstFailingNode, graphProblemsOf, mergeErrors, withEpochs } from './logic/train';
 import type { EditorApi } from './useEditor';
 import type { ServerGraph } from './useServerGraph';
@@ -62,7 +63,7 @@ export function useTrain({
     const result = liveValidation.result ?? { ok: false, errors: [], shapes: {}, dataset: null, model_inputs: {} };
     const errors = mergeErrors(result.errors, extraErrors);
     const status = liveValidation.status === 'empty' ? 'done' : liveValidation.status;
-    return { ...liveValidation, status, result: { ...result, ok: errors.length === 0, errors } };
+    return { ...liveValidation, status, result: { ...result, ok: blockingErrors(errors).length === 0, errors } };
   }, [liveValidation, extraErrors]);
 
   /** Problems found by Train: keep them on the nodes, open the list and show the first node. */
@@ -88,7 +89,9 @@ export function useTrain({
     setTraining('checking');
     try {
       const result = await validateGraph(current);
-      if (result.errors.length) showProblems(result.errors, validationKey(current), t('train.notReady'));
+      // Warnings alone do not stop Train: the canvas shows them already.
+      if (blockingErrors(result.errors).length)
+        showProblems(result.errors, validationKey(current), t('train.notReady'));
       else setTrainDialog(true);
     } catch (error) {
       notify({ kind: 'error', message: t('train.checkFailed', { message: errorText(error, t) }) });

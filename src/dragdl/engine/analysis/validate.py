@@ -44,6 +44,9 @@ class Analysis:
     shapes: dict[str, Shape] = field(default_factory=dict)
     dataset_info: DatasetInfo | None = None
     errors: list[GraphError] = field(default_factory=list)
+    warnings: list[GraphError] = field(default_factory=list)
+    """Problems that leave the graph valid (severity "warning"): shown with the errors, never
+    compiled into `GraphInvalid`."""
     num_outputs: int | None = None
     """Width of the network's last layer, from the task kind and the dataset (None: not known)."""
     columns: dict[str, Columns] = field(default_factory=dict)
@@ -115,7 +118,7 @@ def to_result(analysis: Analysis) -> ValidationResult:
     )
     return ValidationResult(
         ok=not analysis.errors,
-        errors=analysis.errors,
+        errors=analysis.errors + analysis.warnings,
         shapes={node_id: _shape_text(analysis, node_id, shape) for node_id, shape in analysis.shapes.items()},
         dataset=None if info is None else _dataset_summary(analysis, info, values_target),
         model_inputs=model_inputs,
@@ -187,6 +190,10 @@ def _infer_shapes(analysis: Analysis, ctx: DataContext, known_dataset: DatasetIn
                 task = structure.task
                 if task is not None:
                     analysis.num_outputs = task.output_size(dataset)  # DatasetError: on this node
+                    analysis.warnings.extend(
+                        warning.to_graph_error(structure.train_id, "warning")
+                        for warning in task.dataset_warnings(dataset)
+                    )
                 analysis.columns[node_id] = dataset.columns
                 analysis.shapes[node_id] = kind.input_type.sample_shape(dataset)
             elif isinstance(kind, TableOpNode):
@@ -256,8 +263,8 @@ def _check_missing_targets(analysis: Analysis) -> None:
     analysis.errors.append(
         GraphError(
             code=refused.code,
-            message=f"{refused.message} ({structure.train_id} refuses rows without a target: set its "
-            "'Rows without a target' to drop to leave them out)",
+            message=f"{refused.message} ({structure.train_id} refuses rows without a target; its Rows "
+            "without a target setting at drop leaves them out)",
             node_id=structure.dataset_id,
             field="target",
             details={

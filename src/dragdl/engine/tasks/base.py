@@ -24,6 +24,7 @@ from torch import Tensor, nn
 from dragdl.engine.data.base import DatasetInfo, Source
 from dragdl.engine.data.batch import TARGET, Batch, network_inputs
 from dragdl.engine.data.splits import Splits, split_indices
+from dragdl.engine.graph.errors import NodeError
 
 MetricFormat = Literal["percent", "number"]
 
@@ -220,6 +221,11 @@ class TaskKind(ABC):
     @abstractmethod
     def output_size(self, info: DatasetInfo) -> int:
         """Width of the network's last layer (what 'auto' out_features becomes); raises DatasetError."""
+
+    def dataset_warnings(self, info: DatasetInfo) -> list[NodeError]:
+        """What in a dataset this kind trains on but probably should not (a classifier on a
+        measurement): validation shows each as a warning on the train node, which stays valid."""
+        return []
 
     @abstractmethod
     def targets(self, source: Source) -> np.ndarray:

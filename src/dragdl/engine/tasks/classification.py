@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -10,6 +11,7 @@ from pydantic import BaseModel
 from torch import Tensor, nn
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, Source
+from dragdl.engine.graph.errors import NodeError
 from dragdl.engine.tasks.base import MetricSpec, RunningMetrics, TaskKind
 from dragdl.engine.tasks.metrics import averages, confusion_matrix, per_class_metrics
 from dragdl.engine.tasks.settings import TrainConfig
@@ -39,6 +41,18 @@ class ClassificationMetrics(RunningMetrics):
 
 
 _PROBABILITY: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+
+NUMERIC_CLASSES_LIMIT = 20
+"""More classes than this, all numbers, ..."""
+ROWS_PER_CLASS = 10
+"""... with fewer samples than this per class on average, read as a value to regress."""
+
+
+def _is_number(name: str) -> bool:
+    try:
+        return math.isfinite(float(name))
+    except ValueError:
+        return False
 
 
 class Classification(TaskKind):
@@ -93,6 +107,29 @@ class Classification(TaskKind):
                 code="too_few_classes",
             )
         return len(info.classes)
+
+    def dataset_warnings(self, info: DatasetInfo) -> list[NodeError]:
+        # Many classes that are all numbers, each seen only a few times, are a measurement (a mass
+        # in grams: "94 classes"): a classifier learns each value as a name and cannot answer one
+        # between them. Digits, ratings or numeric codes have few classes or many rows per class.
+        classes = len(info.classes)
+        if classes <= NUMERIC_CLASSES_LIMIT or info.count >= ROWS_PER_CLASS * classes:
+            return []
+        if not all(_is_number(name) for name in info.classes):
+            return []
+        target = f"the target column {info.target!r}" if info.target else "the labels"
+        return [
+            NodeError(
+                "classes_look_like_values",
+                f"{target} holds {classes} distinct numbers in {info.count} rows: a classifier learns "
+                "each number as a class of its own and cannot answer a value between them; to predict "
+                "the number, use a Regressor instead",
+                column=info.target or "",
+                classes=classes,
+                count=info.count,
+                suggest="regression",
+            )
+        ]
 
     def targets(self, source: Source) -> np.ndarray:
         return np.asarray(source.labels, dtype=np.int64)

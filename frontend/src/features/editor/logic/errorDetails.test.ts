@@ -68,6 +68,11 @@ const SAMPLES: Sample[] = [
   ['value_output_mismatch', 'the network ends with 3 outputs, but a regressor needs 1 per sample', { shape: '3' }],
   ['too_few_classes', "the dataset has 1 class ('Adelie'); a classifier needs at least 2"],
   [
+    'classes_look_like_values',
+    "the target column 'body_mass_g' holds 94 distinct numbers in 342 rows: a classifier learns each number as a class of its own and cannot answer a value between them; to predict the number, use a Regressor instead",
+    { column: 'body_mass_g', classes: 94, count: 342, suggest: 'regression' },
+  ],
+  [
     'target_not_numeric',
     "the target column 'species' holds the text 'Adelie' in row 1; a regressor needs a number in every row (use a classifier for categories)",
   ],

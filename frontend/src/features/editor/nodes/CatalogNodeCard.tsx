@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 import type { GraphError, PortSpec } from '../../../api/types';
 import { useEditorView } from '../EditorContext';
 import { errorText, fieldTitle } from '../logic/errorMessage';
+import { blockingErrors } from '../logic/severity';
 import { summarizeParams } from '../logic/summary';
 import type { EditorNode, NodeCategory } from '../logic/types';
 import { inputPortText, shownOnCard } from './cardText';
@@ -89,11 +90,13 @@ function ErrorBadge({ errors, kind, title }: { errors: GraphError[]; kind: strin
     setSide(pane && badge.top - pane.top < TIP_ROOM_PX ? Position.Bottom : Position.Top);
     setOpen(true);
   };
-  const label = t('node.errors', { count: errors.length });
+  // A node with only warnings wears an amber badge: the graph stays valid.
+  const warningsOnly = blockingErrors(errors).length === 0;
+  const label = t(warningsOnly ? 'node.warnings' : 'node.errors', { count: errors.length });
   return (
     <>
       <span
-        className="dnode__badge"
+        className={`dnode__badge${warningsOnly ? ' dnode__badge--warning' : ''}`}
         role="img"
         tabIndex={0}
         aria-label={`${label}: ${messages.join('; ')}`}
@@ -124,6 +127,8 @@ export function CatalogNodeCard({ id, data, selected, type }: NodeProps<EditorNo
   const catalog = useEditorView((view) => view.catalog);
   // Only this node's errors: a validation answer re-renders the nodes whose errors changed.
   const errors = useEditorView((view) => view.errorsByNode.get(id)) ?? NO_ERRORS;
+  const blocking = blockingErrors(errors).length;
+  const state = blocking ? ' has-errors' : errors.length ? ' has-warnings' : '';
   const category: NodeCategory = type;
   const entry = catalog.byType.get(data.kind);
   const summary = entry ? shownOnCard(summarizeParams(data.params, entry.params_schema, 4)).slice(0, 3) : [];
@@ -132,9 +137,10 @@ export function CatalogNodeCard({ id, data, selected, type }: NodeProps<EditorNo
 
   return (
     <div
-      className={`dnode dnode--${category}${errors.length ? ' has-errors' : ''}${selected ? ' is-selected' : ''}`}
+      className={`dnode dnode--${category}${state}${selected ? ' is-selected' : ''}`}
       data-kind={data.kind}
-      data-errors={errors.length}
+      data-errors={blocking}
+      data-warnings={errors.length - blocking}
     >
       <header className="dnode__header" style={{ height: HEADER_HEIGHT }}>
         <span className="dnode__icon">

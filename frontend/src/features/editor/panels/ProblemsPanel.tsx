@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { GraphError } from '../../../api/types';
 import { useCatalog } from '../../catalog/CatalogProvider';
 import { errorText, fieldTitle, problemWhere } from '../logic/errorMessage';
+import { blockingErrors, isWarning } from '../logic/severity';
 
 interface Props {
   errors: GraphError[];
@@ -40,7 +41,11 @@ export const ProblemsPanel = memo(function ProblemsPanel({
           {open ? '▾' : '▸'}
         </span>
         {t('problems.title')}
-        <span className={`problems__count${errors.length ? ' has-errors' : ''}`}>{errors.length}</span>
+        <span
+          className={`problems__count${blockingErrors(errors).length ? ' has-errors' : errors.length ? ' has-warnings' : ''}`}
+        >
+          {errors.length}
+        </span>
       </button>
       {open && (
         <ul className="problems__list">
@@ -62,7 +67,8 @@ export const ProblemsPanel = memo(function ProblemsPanel({
               <>
                 {where && <span className="problems__where">{where}</span>}
                 {field && <span className="problems__field">{field}</span>}
-                <span className="problems__message" data-code={error.code}>
+                {isWarning(error) && <span className="problems__warning">{t('problems.warning')}</span>}
+                <span className="problems__message" data-code={error.code} data-severity={error.severity ?? 'error'}>
                   {message}
                 </span>
               </>

@@ -1,5 +1,6 @@
 import { memo, useId, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
+import { blockingErrors } from '../logic/severity';
 import type { ValidationState } from '../useValidation';
 import { errorText } from '../../../i18n/errorText';
 
@@ -120,7 +121,9 @@ const ICONS = {
 
 function StatusPill({ validation }: { validation: ValidationState }) {
   const { t } = useTranslation();
-  const count = validation.result?.errors.length ?? 0;
+  const errors = validation.result?.errors ?? [];
+  const count = blockingErrors(errors).length;
+  const warnings = errors.length - count;
   let tone = 'muted';
   let text = t('status.empty');
   if (validation.status === 'pending') {
@@ -130,8 +133,12 @@ function StatusPill({ validation }: { validation: ValidationState }) {
     tone = 'warn';
     text = t('status.offline', { message: errorText(validation.error, t) });
   } else if (validation.status === 'done') {
-    tone = count ? 'bad' : 'good';
-    text = count ? t('status.problems', { count }) : t('status.valid');
+    tone = count ? 'bad' : warnings ? 'warn' : 'good';
+    text = count
+      ? t('status.problems', { count })
+      : warnings
+        ? t('status.warnings', { count: warnings })
+        : t('status.valid');
   }
   return (
     <span className={`status status--${tone}`} role="status" aria-live="polite" title={text}>
