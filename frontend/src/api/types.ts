@@ -141,6 +141,10 @@ export interface DatasetSummary {
   /** Tables only: the input columns (without the target) and the target column. */
   columns?: ColumnInfo[] | null;
   target?: string | null;
+  /** Tables only: rows left out because their target is empty (`count` is without them). */
+  missing_targets?: number;
+  /** The first of those rows, numbered as in the file. */
+  missing_target_rows?: number[];
 }
 
 export interface ValidationResult {

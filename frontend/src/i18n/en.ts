@@ -189,6 +189,8 @@ const en = {
     dataset: 'Dataset',
     datasetSummary: '{{images}} images · {{classes}} classes · {{channels}} channel(s) · {{size}}',
     sizeVaries: 'size varies',
+    tableMissingTargets_one: '{{count}} row without a target left out (row {{rows}})',
+    tableMissingTargets_other: '{{count}} rows without a target left out (rows {{rows}})',
     tableSummary: '{{rows}} rows · {{columns}} columns ({{numbers}} numbers, {{categories}} categories)',
     tableTarget: 'Target: {{target}} (a number per row)',
     tableTargetClasses: 'Target: {{target}} ({{classes}} classes)',

@@ -190,6 +190,8 @@ const zh: Messages = {
     dataset: '数据集',
     datasetSummary: '{{images}} 张图像 · {{classes}} 个类别 · {{channels}} 个通道 · {{size}}',
     sizeVaries: '尺寸不一',
+    tableMissingTargets_one: '已删除 {{count}} 个缺少目标值的行（第 {{rows}} 行）',
+    tableMissingTargets_other: '已删除 {{count}} 个缺少目标值的行（第 {{rows}} 行）',
     tableSummary: '{{rows}} 行 · {{columns}} 列（{{numbers}} 个数值列，{{categories}} 个类别列）',
     tableTarget: '目标列：{{target}}（每行一个数值）',
     tableTargetClasses: '目标列：{{target}}（{{classes}} 个类别）',

@@ -64,7 +64,25 @@ describe('tableFacts', () => {
       withMissing: 2,
       target: 'progression',
       classes: 0,
+      missingTargets: 0,
+      missingTargetRows: '',
     });
+  });
+
+  it('names the rows left out for want of a target, marking those the server did not list', () => {
+    const table: DatasetSummary = {
+      classes: ['Adelie', 'Gentoo'],
+      count: 342,
+      channels: 0,
+      size: null,
+      target: 'species',
+      columns: [{ name: 'island', kind: 'category', missing: 0, categories: ['Biscoe'] }],
+      missing_targets: 2,
+      missing_target_rows: [4, 272],
+    };
+    expect(tableFacts(table)).toMatchObject({ rows: 342, missingTargets: 2, missingTargetRows: '4, 272' });
+    const many = { ...table, missing_targets: 12, missing_target_rows: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] };
+    expect(tableFacts(many)?.missingTargetRows).toBe('1, 2, 3, 4, 5, 6, 7, 8, 9, 10, …');
   });
 
   it('counts the classes the server lists: none for a kind that answers no classes', () => {

@@ -81,6 +81,9 @@ export interface TableFacts {
   target: string | null;
   /** Classes of a classification target; 0 for a numeric (regression) target. */
   classes: number;
+  /** Rows left out because their target is empty, and the first of them as numbered in the file. */
+  missingTargets: number;
+  missingTargetRows: string;
 }
 
 /** A table's facts as validation read them; null for another input type. */
@@ -97,5 +100,12 @@ export function tableFacts(dataset: DatasetSummary): TableFacts | null {
     // The server lists no classes for a kind whose answers are no classes (a regressor's distinct
     // target values): the count is the kind's own.
     classes: dataset.classes.length,
+    missingTargets: dataset.missing_targets ?? 0,
+    missingTargetRows: listedRows(dataset.missing_targets ?? 0, dataset.missing_target_rows ?? []),
   };
+}
+
+/** "4, 272" or, when the server named only the first of them, "4, 272, …". */
+function listedRows(count: number, rows: readonly number[]): string {
+  return rows.join(', ') + (count > rows.length ? ', …' : '');
 }

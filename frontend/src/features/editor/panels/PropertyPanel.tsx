@@ -219,6 +219,11 @@ function DatasetFacts({ dataset }: { dataset: DatasetSummary }) {
             : t('props.tableTarget', { target: table.target })}
         </p>
       )}
+      {table.missingTargets > 0 && (
+        <p data-missing-targets={table.missingTargets}>
+          {t('props.tableMissingTargets', { count: table.missingTargets, rows: table.missingTargetRows })}
+        </p>
+      )}
       {table.withMissing > 0 && <p>{t('props.tableMissing', { count: table.withMissing })}</p>}
       <details className="props__columns">
         <summary>{t('props.tableColumns', { count: table.columns })}</summary>
