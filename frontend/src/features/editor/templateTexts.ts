@@ -5,6 +5,11 @@ export const templateTextsZh: Record<string, { name: string; description: string
     name: '带数据增强的数字卷积网络',
     description: '只对训练图像做随机仿射变形和擦除（评估看原图），批归一化、全局平均池化，AdamW 优化器配单周期学习率。',
   },
+  cnn1d_waves: {
+    name: '一维卷积分类器（波形）',
+    description:
+      '全卷积网络分类带噪声的正弦波、方波和锯齿波（64 步）：两个 Conv1d 块、沿时间的全局平均池化、一个 Linear 层。',
+  },
   linear_regression_diabetes: {
     name: '线性回归（糖尿病）',
     description:
@@ -18,6 +23,11 @@ export const templateTextsZh: Record<string, { name: string; description: string
     name: '逻辑回归（葡萄酒）',
     description: '在 scikit-learn 的葡萄酒品种数据上做多分类逻辑回归：13 项标准化的化学测量值、一个 Linear 层。',
   },
+  lstm_seq_mnist: {
+    name: 'LSTM 分类器（序列 MNIST）',
+    description:
+      '把离线 MNIST 5k 子集的每个 28x28 数字逐行读成 28 步、每步 28 个特征：标准化特征、128 个单元的 LSTM、取最后一步、一个 Linear 层。',
+  },
   mlp_breast_cancer: {
     name: '多层感知机（乳腺癌）',
     description: '在 scikit-learn 的乳腺癌表格上训练的小型多层感知机：30 个标准化特征、64 个隐藏单元、Dropout。',
@@ -29,6 +39,11 @@ export const templateTextsZh: Record<string, { name: string; description: string
   residual_cnn: {
     name: '残差卷积网络',
     description: '一个小型残差网络：两个残差块，各自的加法节点把块的输出与输入相加（跳跃连接）。',
+  },
+  sequence_regressor_waves_frequency: {
+    name: '序列回归（波形频率）',
+    description:
+      '预测带噪声波形（64 步）的频率，取值 1 到 6：标准化特征，两个 Conv1d 层识别一个周期的形状，32 个单元的 GRU 数周期，取最后一步，一个 Linear 输出，均方误差损失。',
   },
   sketcher_cnn: {
     name: '涂鸦识别卷积网络',
