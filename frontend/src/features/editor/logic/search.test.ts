@@ -70,13 +70,19 @@ describe('defaultSpec', () => {
 
 // Params of the catalog as the server describes them (engine params models' JSON Schema).
 const CATALOG_FIELDS: [string, Record<string, unknown>][] = [
-  ['layer.Dropout.p', {"default": 0.5, "exclusiveMaximum": 1.0, "minimum": 0.0, "title": "Probability", "type": "number"}],
-  ['layer.Linear.out_features', {"anyOf": [{"const": "auto", "type": "string"}, {"type": "integer"}], "default": "auto", "title": "Outputs"}],
-  ['train.Classifier.lr', {"default": 0.001, "exclusiveMinimum": 0, "maximum": 10, "title": "Learning rate", "type": "number"}],
-  ['train.Classifier.weight_decay', {"default": 0.0, "maximum": 1, "minimum": 0, "title": "Weight decay", "type": "number"}],
-  ['train.Classifier.momentum', {"default": 0.9, "maximum": 0.999, "minimum": 0, "title": "Momentum", "type": "number"}],
-  ['train.Classifier.batch_size', {"default": 64, "maximum": 8192, "minimum": 1, "title": "Batch size", "type": "integer"}],
-  ['train.Classifier.label_smoothing', {"default": 0.0, "maximum": 0.5, "minimum": 0, "title": "Label smoothing", "type": "number"}],
+  ['layer.Dropout.p', { default: 0.5, exclusiveMaximum: 1.0, minimum: 0.0, title: 'Probability', type: 'number' }],
+  [
+    'layer.Linear.out_features',
+    { anyOf: [{ const: 'auto', type: 'string' }, { type: 'integer' }], default: 'auto', title: 'Outputs' },
+  ],
+  ['train.Classifier.lr', { default: 0.001, exclusiveMinimum: 0, maximum: 10, title: 'Learning rate', type: 'number' }],
+  ['train.Classifier.weight_decay', { default: 0.0, maximum: 1, minimum: 0, title: 'Weight decay', type: 'number' }],
+  ['train.Classifier.momentum', { default: 0.9, maximum: 0.999, minimum: 0, title: 'Momentum', type: 'number' }],
+  ['train.Classifier.batch_size', { default: 64, maximum: 8192, minimum: 1, title: 'Batch size', type: 'integer' }],
+  [
+    'train.Classifier.label_smoothing',
+    { default: 0.0, maximum: 0.5, minimum: 0, title: 'Label smoothing', type: 'number' },
+  ],
 ];
 
 /** Whether a value is one the field's own bounds accept (exclusive ones strictly). */
