@@ -201,19 +201,24 @@ def _csv_cell(value: Any) -> Any:
 
 
 def _write_rows_csv(
-    out: Path, classes: list[str], rows: list[tuple[Path, int, dict[str, Any]]], kind: TaskKind
+    out: Path,
+    classes: list[str],
+    rows: list[tuple[Path, int, dict[str, Any]]],
+    kind: TaskKind,
+    position: str = "row",
 ) -> None:
+    """`position` names the second column: a table file's row, or a sample file's sample."""
     try:
         with out.open("w", newline="", encoding="utf-8") as f:
             writer = _SafeCsv(f)
             if not kind.ranks_classes:  # one column per field of the kind's answer
                 fields = list(kind.answer_schema["properties"])
-                writer.writerow(["file", "row", *fields])
+                writer.writerow(["file", position, *fields])
                 writer.writerows(
                     [str(path), row, *(_csv_cell(a[k]) for k in fields)] for path, row, a in rows
                 )
             else:
-                writer.writerow(["file", "row", "predicted", "probability", *classes])
+                writer.writerow(["file", position, "predicted", "probability", *classes])
                 writer.writerows(
                     [str(path), row, a["label"], f"{a['probability']:.6f}"]
                     + [f"{p:.6f}" for p in a["probabilities"]]
@@ -247,6 +252,76 @@ def _show_rows(
         console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
     else:
         console.print(_table_of_rows(name, rows, kind))
+
+
+LOCAL_SAMPLES = 1_000_000
+"""Samples one file may hold for a local prediction (a server takes far fewer per request)."""
+
+
+def sample_files(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
+    """The files named, folders replaced by the files below them with one of `suffixes`."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.suffix.lower() in suffixes
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            if not files:
+                fail(f"{path}: no {', '.join(suffixes)} files in this folder", EXIT_USAGE)
+            found.extend(files)
+        elif path.is_file():
+            found.append(path)
+        else:
+            fail(f"{path}: no such file", EXIT_USAGE)
+    return found
+
+
+def _predict_sample_files(
+    bundle: Bundle, paths: list[Path], top_k: int, as_json: bool, csv_out: Path | None
+) -> None:
+    """A model whose input type reads files of samples (sequences): an answer per sample of each file.
+    A file that cannot be used ends the command, naming it and its line."""
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.data.stages import NonFiniteError
+    from dragdl.engine.inputs.base import RequestLimits
+
+    limits = RequestLimits(max_samples=LOCAL_SAMPLES, max_values=50_000_000)
+    rows: list[tuple[Path, int, dict[str, Any]]] = []
+    for path in sample_files(paths, bundle.input_type.sample_files):
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            fail(f"{path}: cannot be read ({exc.strerror or exc})")
+        try:
+            answers = bundle.predict_samples(bundle.decode_file(path.name, data, limits), top_k)
+        except (DatasetError, NonFiniteError) as exc:
+            fail(exc.message if path.name in exc.message else f"{path}: {exc.message}")
+        rows.extend((path, i + 1, answer) for i, answer in enumerate(answers))
+    show_samples(bundle.classes, bundle.task, rows, as_json, csv_out)
+
+
+def show_samples(
+    classes: list[str],
+    kind: TaskKind,
+    rows: list[tuple[Path, int, dict[str, Any]]],
+    as_json: bool,
+    csv_out: Path | None,
+) -> None:
+    """Answers per sample, made here or on a server: a CSV file, JSON, or one line per sample with
+    the kind's summary."""
+    if csv_out is not None:
+        _write_rows_csv(csv_out, classes, rows, kind, position="sample")
+    if as_json:
+        print_json([{"file": str(path), "sample": sample, **answer} for path, sample, answer in rows])
+    elif csv_out is not None:
+        console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
+    else:
+        for path, sample, answer in rows:
+            console.print(f"{escape(str(path))}  {sample}  {escape(kind.summarize(answer))}", highlight=False)
 
 
 def _predict_image_values(
@@ -296,7 +371,8 @@ def predict(
     images: Annotated[
         list[Path],
         typer.Argument(
-            help="Image files, or folders (searched recursively); for a table model, CSV/TSV/Parquet files."
+            help="Image files, or folders (searched recursively); for a table model, CSV/TSV/Parquet "
+            "files; for a sequence model, .ts, .csv or .npy files."
         ),
     ],
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many classes to list per image.")] = 5,
@@ -318,24 +394,37 @@ def predict(
     """Predict with a trained bundle (the preprocessing of training's evaluation is applied).
 
     An image model classifies images (or gives a value per image); a table model reads the rows of
-    CSV/TSV/Parquet files and gives one prediction per row. With --server URL, BUNDLE is the id of a
-    model on that server and the images are classified there.
+    CSV/TSV/Parquet files and gives one prediction per row; a sequence model reads every series of
+    .ts files, a CSV of one sequence or .npy arrays and gives one prediction per sequence. With
+    --server URL, BUNDLE is the id of a model on that server, and the files are predicted there.
     """
     rows: list[tuple[Path, Prediction]] | list[tuple[Path, RemotePrediction]]
     if server is None:
         opened = _open(Path(bundle))
-        if opened.manifest.table is not None:
+        if opened.input_type.predicts_from == "rows":
             _predict_table_files(opened, images, top_k, as_json, csv_out)
+            return
+        if opened.input_type.sample_files:
+            _predict_sample_files(opened, images, top_k, as_json, csv_out)
             return
         if not opened.task.ranks_classes:
             _predict_image_values(opened, _expand(images), as_json, csv_out)
             return
     if server is not None:
-        from dragdl.cli_remote import predict_remote, predict_rows_remote, predict_values_remote
+        from dragdl.cli_remote import (
+            predict_remote,
+            predict_rows_remote,
+            predict_samples_remote,
+            predict_values_remote,
+        )
 
         remote = predict_rows_remote(server, bundle, images, top_k)
         if remote is not None:  # a table model: the rows of the files, predicted on the server
             _show_rows(*remote, as_json, csv_out)
+            return
+        samples = predict_samples_remote(server, bundle, images, top_k)
+        if samples is not None:  # files of samples (sequences): an answer per sample
+            show_samples(*samples, as_json, csv_out)
             return
         files = _expand(images)
         values = predict_values_remote(server, bundle, files)

@@ -369,6 +369,37 @@ def predict_values_remote(
     return model.name, kind, rows
 
 
+def predict_samples_remote(
+    server: str, model_id: str, paths: list[Path], top_k: int
+) -> tuple[list[str], TaskKind, list[tuple[Path, int, dict[str, Any]]]] | None:
+    """(classes, the model's kind, (file, sample, answer) per sample) for `dragdl predict --server` on
+    files of samples (.ts, .csv, .npy for a sequence model), sent in requests of at most 64 files;
+    None when the paths are images or folders of them (the image paths serve those). A file the
+    server refuses ends the command with its message, which names the file and line."""
+    from dragdl.engine.inputs.image_decode import is_image_file
+    from dragdl.engine.tasks import get_task_kind
+
+    if not paths or any(path.is_dir() or is_image_file(path) for path in paths):
+        return None
+    for path in paths:
+        if not path.is_file():
+            fail(f"{path}: no such file", EXIT_USAGE)
+    rows: list[tuple[Path, int, dict[str, Any]]] = []
+    classes: list[str] = []
+    kind: TaskKind | None = None
+    with server_session(server) as client:
+        for start in range(0, len(paths), _BATCH):
+            batch = paths[start : start + _BATCH]
+            answer = client.predict_files(model_id, batch, top_k)
+            classes, kind = answer.classes, get_task_kind(answer.task)
+            by_name = {path.name: path for path in batch}
+            rows.extend(
+                (by_name.get(p.filename, Path(p.filename)), p.sample, p.answer) for p in answer.predictions
+            )
+    assert kind is not None  # at least one request was answered
+    return classes, kind, rows
+
+
 RemoteRows = tuple[str, list[str], "TaskKind", list[tuple[Path, int, dict[str, Any]]]]
 """(model name, classes, the model's task kind, (file, row, answer) per row)."""
 

@@ -233,7 +233,7 @@ def test_a_regression_model_answers_a_value_per_image(
     assert detail["task"] == "regression" and detail["classes"] == []
     assert detail["metrics"]["test"]["test_r2"] == 0.2 and detail["input_columns"] is None
     rows = user_client.post(f"/api/models/{regression_id}/predict/rows", json={"rows": [{"a": 1}]})
-    assert rows.status_code == 422 and "image model" in rows.json()["detail"]
+    assert rows.status_code == 422 and "it takes images, not table rows" in rows.json()["detail"]
 
 
 def test_bad_images_are_refused(user_client: TestClient, model_id: str) -> None:

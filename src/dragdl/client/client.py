@@ -41,6 +41,7 @@ from dragdl.client.models import (
     Model,
     Predictions,
     RowPredictions,
+    SamplePredictions,
     Sweep,
     Task,
     TaskLog,
@@ -438,6 +439,33 @@ class DragDLClient:
             "POST", _path("api", "models", model_id, "predict"), files=files, data={"top_k": str(top_k)}
         )
         return self._parse(Predictions, data)
+
+    def predict_files(
+        self, model_id: str, paths: Sequence[str | os.PathLike[str]], top_k: int = 5
+    ) -> SamplePredictions:
+        """Predict the samples of files with a model whose input type reads them (a sequence model:
+        `.ts` files of one or more series, a CSV of one sequence, `.npy` arrays), on the server: one
+        answer per sample of each file, in order. A file that cannot be used raises ApiError 400
+        naming it and its line. Image models answer `predict`."""
+        files: list[tuple[str, tuple[str, bytes, str]]] = []
+        for item in paths:
+            path = Path(item)
+            try:
+                content = path.read_bytes()
+            except OSError as exc:
+                raise ApiError(None, f"{path}: cannot read the file ({exc.strerror or exc})") from None
+            files.append(("files", (path.name, content, "application/octet-stream")))
+        timeout = httpx.Timeout(self.timeout, read=max(self.timeout, UPLOAD_READ_TIMEOUT_S))
+        data = self._request(
+            "POST",
+            _path("api", "models", model_id, "predict"),
+            files=files,
+            data={"top_k": str(top_k)},
+            timeout=timeout,
+        )
+        if isinstance(data, dict) and "task" not in data:
+            raise ApiError(None, f"model {model_id} answers per image: use predict() for its images")
+        return self._parse(SamplePredictions, data)
 
     def predict_rows(
         self, model_id: str, rows: Sequence[Mapping[str, Any]], top_k: int = 5

@@ -169,6 +169,25 @@ class Predictions(_Model):
     predictions: list[Prediction | ValuePrediction]
 
 
+class SamplePrediction(_Model):
+    """The answer for one sample of a file (a sequence of a .ts file, a row of an .npy array)."""
+
+    filename: str
+    sample: int
+    """Its position in the file, counted from 1."""
+    answer: dict[str, Any]
+    """The task kind's answer: label, probability, top_k and probabilities, or a value."""
+    summary: str
+    """The answer in one line (`fast 97.1%`, `3.25`)."""
+
+
+class SamplePredictions(_Model):
+    model_id: str
+    task: str
+    classes: list[str] = Field(default_factory=list)
+    predictions: list[SamplePrediction]
+
+
 class RowPrediction(_Model):
     """A table model's prediction for one row: `value` (regression), or the class scores."""
 
@@ -238,6 +257,10 @@ class Sweep(_Model):
     trial_list: list[Trial] = Field(default_factory=list)
     """The trials: in the detail view (`get_sweep`, `create_sweep`) only."""
     importance: dict[str, float] = Field(default_factory=dict)
+    importance_trials: int = 0
+    """The complete trials the importance was computed from."""
+    importance_min_trials: int = 0
+    """Below this many complete trials the importance means little (detail view only)."""
 
     @property
     def finished(self) -> bool:

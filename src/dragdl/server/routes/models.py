@@ -30,12 +30,16 @@ from dragdl.server.schemas.models import (
     RowPredictionsPublic,
     RowsPredictionRequest,
     RowValuePrediction,
+    SamplePredictionPublic,
+    SamplePredictionsPublic,
 )
 from dragdl.server.services import models as service
 from dragdl.server.services.prediction import (
+    MAX_PREDICT_SAMPLES,
     ModelUnavailable,
     PredictionInputError,
     PredictionService,
+    SampleAnswer,
     ValuePrediction,
     WrongInputKind,
 )
@@ -151,7 +155,16 @@ class _CallerFirst(APIRoute):
 async def predict(
     model_id: str,
     request: Request,
-    images: Annotated[list[UploadFile], File(description="One or more images (PNG, JPEG, ...).")],
+    images: Annotated[
+        list[UploadFile] | None, File(description="One or more images (PNG, JPEG, ...), for an image model.")
+    ] = None,
+    files: Annotated[
+        list[UploadFile] | None,
+        File(
+            description="One or more files of the model's input type (a sequence model: .ts, .csv, .tsv "
+            "or .npy, each holding one or more sequences); images may be sent here too."
+        ),
+    ] = None,
     top_k: Annotated[int, Form(ge=1, le=1000, description="Classes listed per image.")] = 5,
     invert: Annotated[
         Literal["auto", "yes", "no"],
@@ -160,15 +173,22 @@ async def predict(
             "training images'; yes, no: invert every image, or none."
         ),
     ] = "auto",
-) -> PredictionsPublic:
-    """Predict images with the model, using the evaluation transforms it was trained with: ranked
-    classes for a classifier, a `value` for a regression model."""
+) -> PredictionsPublic | SamplePredictionsPublic:
+    """Predict with the model, using the evaluation transforms it was trained with. An image model
+    answers per image (`images`): ranked classes for a classifier, a `value` for a regression model.
+    A model whose input type reads files of samples (sequences: `.ts`, `.csv`, `.npy` in `files`)
+    answers per sample of each file, with the file's name and the sample's position in it."""
     folder: Path = request.state.model_folder  # see _CallerFirst: resolved before the body was read
-    if not 1 <= len(images) <= MAX_PREDICT_IMAGES:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"send 1 to {MAX_PREDICT_IMAGES} images")
+    if images and files:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, "send the files as 'images' or as 'files', not both")
+    uploads = images or files or []
+    if not uploads:  # what FastAPI answered when `images` was the one required field
+        raise HTTPException(422, "send the files to predict in the form field 'images' or 'files'")
+    if len(uploads) > MAX_PREDICT_IMAGES:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"send 1 to {MAX_PREDICT_IMAGES} files")
     payload = []
-    for index, upload in enumerate(images):
-        name = upload.filename or f"image {index + 1}"
+    for index, upload in enumerate(uploads):
+        name = upload.filename or f"file {index + 1}"
         if upload.size is not None and upload.size > MAX_PREDICT_IMAGE_BYTES:
             raise HTTPException(
                 413,
@@ -178,16 +198,31 @@ async def predict(
     predictor = _predictor(request)
     try:
         forced = {"auto": None, "yes": True, "no": False}[invert]
-        classes, results = await predictor.predict(model_id, folder, payload, top_k, forced)
+        found = await predictor.predict_files(model_id, folder, payload, top_k, forced)
     except PredictionInputError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, exc.message) from None
     except ModelUnavailable as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, f"model {model_id}: {exc.message}") from None
     except WrongInputKind as exc:
         raise HTTPException(422, f"model {model_id}: {exc.message}") from None
+    samples = [r for r in found.predictions if isinstance(r, SampleAnswer)]
+    if samples:
+        return SamplePredictionsPublic(
+            model_id=model_id,
+            task=found.task,
+            classes=found.classes,
+            batched=predictor.batching,
+            predictions=[
+                SamplePredictionPublic(
+                    filename=r.filename, sample=r.sample, answer=r.answer, summary=r.summary
+                )
+                for r in samples
+            ],
+        )
+    results = [r for r in found.predictions if not isinstance(r, SampleAnswer)]
     return PredictionsPublic(
         model_id=model_id,
-        classes=classes,
+        classes=found.classes,
         batched=predictor.batching,
         predictions=[_image_answer(name, r) for (name, _), r in zip(payload, results, strict=True)],
     )
@@ -218,8 +253,10 @@ router.add_api_route(
         **error_responses(
             404,
             described={
-                400: "An upload is not a usable image, or the number of images is out of range.",
-                413: f"An image is larger than {MAX_PREDICT_IMAGE_BYTES} bytes, or the request is larger "
+                400: "An upload is not a usable image or sample file (the message names the file, and "
+                "the line of a sequence file), the files hold more than "
+                f"{MAX_PREDICT_SAMPLES} samples, or the number of files is out of range.",
+                413: f"A file is larger than {MAX_PREDICT_IMAGE_BYTES} bytes, or the request is larger "
                 f"than {MAX_PREDICT_BODY_BYTES} bytes.",
                 **_FILES,
             },

@@ -120,6 +120,32 @@ class PredictionsPublic(BaseModel):
     )
 
 
+class SamplePredictionPublic(BaseModel):
+    """The answer for one sample of an uploaded file (a sequence of a .ts file, an .npy array's row)."""
+
+    filename: str
+    sample: int = Field(description="Its position in the file, counted from 1.")
+    answer: dict[str, Any] = Field(
+        description="The task kind's answer: the `answer_schema` of the kind named by `task` in GET "
+        "/api/catalog (a classifier's label, probability, top_k and probabilities; a regression's value)."
+    )
+    summary: str = Field(description="The answer in one line, as the CLI prints it (`cat 97.1%`, `3.25`).")
+
+
+class SamplePredictionsPublic(BaseModel):
+    """A model whose input type reads files holding several samples (sequences): one answer per sample."""
+
+    model_config = ConfigDict(protected_namespaces=())
+
+    model_id: str
+    task: TaskKindName
+    classes: list[str] = Field(description="The class names, in output order; empty for regression.")
+    batched: bool = Field(description="Whether the server merged concurrent requests into batches.")
+    predictions: list[SamplePredictionPublic] = Field(
+        description="One per sample of each file, in the order of the files and of the samples in each."
+    )
+
+
 MAX_PREDICT_ROWS = 1000
 """Rows of one JSON prediction request."""
 

@@ -179,10 +179,26 @@ class Request:
 
 
 @dataclass(frozen=True)
+class SampleAnswer:
+    """The answer for one sample of a file of a model whose input type reads files (sequences)."""
+
+    filename: str
+    sample: int
+    """Its position in the file, counted from 1."""
+    answer: dict[str, Any]
+    """The task kind's answer (`TaskKind.answer`)."""
+    summary: str
+    """The answer in one line (`TaskKind.summarize`)."""
+
+
+@dataclass(frozen=True)
 class Answered:
     classes: list[str]
-    predictions: list[Prediction | ValuePrediction]
-    """One per image of the request, in order: class scores, or a value for a regression model."""
+    predictions: list[Prediction | ValuePrediction] | list[SampleAnswer]
+    """One per image of the request, in order: class scores, or a value for a regression model; for a
+    model whose input type reads sample files, one per sample of each file, in order."""
+    task: str = ""
+    """The model's task kind."""
 
 
 Answer = Answered | PredictionInputError
@@ -195,10 +211,12 @@ def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[An
     An unusable image fails its own request only: the others of the batch are answered. A classifier
     answers ranked class probabilities; any other kind answers what its `TaskKind.answer` says.
     """
-    if bundle.manifest.table is not None:
+    if bundle.input_type.predicts_from == "rows":
         raise WrongInputKind("it is a table model: send rows to /predict/rows, not images")
     kind = task_kind(bundle)
     classes = bundle.classes if kind.classes_are_vocabulary else []
+    if bundle.input_type.sample_files:  # files the input type decodes itself: each request alone
+        return [answer_samples(bundle, kind, request) for request in requests]
     answers: list[Answer] = []
     inputs: list[Tensor] = []
     flips: list[bool] = []
@@ -210,7 +228,7 @@ def answer(bundle: Bundle, requests: list[Request], pixel_limit: int) -> list[An
             answers.append(exc)
             spans.append((0, 0))
             continue
-        answers.append(Answered(classes, []))
+        answers.append(Answered(classes, [], kind.name))
         spans.append((len(inputs), len(inputs) + len(prepared)))
         inputs.extend(x for x, _ in prepared)
         flips.extend(flip for _, flip in prepared)
@@ -247,6 +265,57 @@ def _answer_values(
                 for v, flip in zip(values[first:last], flips[first:last], strict=True)
             )
     return answers
+
+
+MAX_PREDICT_SAMPLES = 1_000
+"""Samples the files of one prediction request may hold together (a .ts file holds many)."""
+
+
+def answer_samples(bundle: Bundle, kind: TaskKind, request: Request) -> Answer:
+    """The answer per sample of each file of the request (a sequence model's .ts, .csv or .npy), or
+    why a file cannot be used, naming it and its line."""
+    from dragdl.engine.data.base import DatasetError
+    from dragdl.engine.data.stages import NonFiniteError
+    from dragdl.engine.inputs.base import RequestLimits
+
+    places: list[tuple[str, int]] = []
+    samples: list[Tensor] = []
+    try:
+        for name, data in request.images:
+            # Each file may hold what the files before it left of the request's allowance.
+            left = MAX_PREDICT_SAMPLES - len(samples)
+            if left < 1:
+                return PredictionInputError(
+                    f"{name}: the files before it hold {len(samples)} samples, the most one request takes"
+                )
+            found = bundle.decode_file(name, data, RequestLimits(max_samples=left))
+            places.extend((name, i + 1) for i in range(len(found)))
+            samples.extend(found)
+        answers = bundle.predict_samples(samples, request.top_k)
+    except (DatasetError, NonFiniteError) as exc:
+        message = exc.message
+        if isinstance(exc, DatasetError) and message.startswith("sample"):  # numbered over the request
+            message = _name_sample(message, places)
+        return PredictionInputError(message)
+    classes = bundle.classes if kind.classes_are_vocabulary else []
+    return Answered(
+        classes,
+        [
+            SampleAnswer(name, sample, found, kind.summarize(found))
+            for (name, sample), found in zip(places, answers, strict=True)
+        ],
+        kind.name,
+    )
+
+
+def _name_sample(message: str, places: list[tuple[str, int]]) -> str:
+    """A message about the request's n-th sample (counted from 1) with its file and position there."""
+    head, _, rest = message.partition(":")
+    number = head.split()[-1].split("-")[0]
+    if not number.isdigit() or not 1 <= int(number) <= len(places):
+        return message
+    name, sample = places[int(number) - 1]
+    return f"{name}, sample {sample}:{rest}"
 
 
 class WrongInputKind(Exception):
@@ -294,6 +363,11 @@ def predict_table_rows(
         raise PredictionInputError(f"{where}{exc.message}") from None
     # Bundle.predict_rows refuses a row whose answer is not finite (JSON has no NaN or infinity).
     return answers
+
+
+def _not_rows(bundle: Bundle) -> WrongInputKind:
+    what = bundle.input_type.title.lower()
+    return WrongInputKind(f"it takes {what}, not table rows: send its files to /predict")
 
 
 def _images(request: Request) -> int:
@@ -359,13 +433,26 @@ class PredictionService:
         images: list[tuple[str, bytes]],
         top_k: int = 5,
         invert: bool | None = None,
-    ) -> tuple[list[str], list[Prediction | ValuePrediction]]:
+    ) -> tuple[list[str], list[Prediction | ValuePrediction] | list[SampleAnswer]]:
         """The classes and one prediction per image (name, bytes), with the bundle in `folder`
-        cached under `key`; `invert` as in Request.
+        cached under `key`; `invert` as in Request. A model whose input type reads sample files
+        (sequences) answers each sample of each file (`SampleAnswer`).
 
         Raises PredictionInputError for an unusable image, ModelUnavailable for unusable model files,
         WrongInputKind for a table model.
         """
+        found = await self.predict_files(key, folder, images, top_k, invert)
+        return found.classes, found.predictions
+
+    async def predict_files(
+        self,
+        key: str,
+        folder: Path,
+        images: list[tuple[str, bytes]],
+        top_k: int = 5,
+        invert: bool | None = None,
+    ) -> Answered:
+        """`predict`'s answer with the model's task kind."""
         request = Request(images, top_k, invert)
         if not self.batching:
             (found,) = await self._run_batch(key, folder, [request])
@@ -380,14 +467,15 @@ class PredictionService:
             found = await batcher.submit(request)
         if isinstance(found, PredictionInputError):
             raise found
-        return found.classes, found.predictions
+        return found
 
     def table_model(self, key: str, folder: Path) -> TableModel:
         """Blocking (call from a worker thread): the model's table description; WrongInputKind for
         an image model, ModelUnavailable for unusable files."""
-        found = table_model(self._load(key, folder))
+        bundle = self._load(key, folder)
+        found = table_model(bundle)
         if found is None:
-            raise WrongInputKind("it is an image model: send images to /predict, not rows")
+            raise _not_rows(bundle)
         return found
 
     async def predict_rows(
@@ -399,7 +487,7 @@ class PredictionService:
             bundle = self._load(key, folder)
             found = table_model(bundle)
             if found is None:
-                raise WrongInputKind("it is an image model: send images to /predict, not rows")
+                raise _not_rows(bundle)
             return found, predict_table_rows(bundle, rows, top_k, where)
 
         return await asyncio.get_running_loop().run_in_executor(self.pool, run)

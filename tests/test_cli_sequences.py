@@ -1,0 +1,138 @@
+"""`dragdl predict` with a sequence model: a .ts file's every series, a CSV of one sequence and an .npy
+array, one line per sample with the kind's summary, the JSON and a CSV whose class names cannot run as
+spreadsheet formulas; a file it cannot use ends the command in one line naming the file and line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from dragdl.cli import app
+from dragdl.engine.bundle import load_bundle
+from dragdl.engine.data.base import DataContext
+from dragdl.engine.run import run_graph
+from dragdl.engine.train.reporter import ListReporter
+
+from .engine.data.sequence_samples import ts_text, write_csv
+from .graphs import chain
+
+runner = CliRunner()
+WIDE = {"COLUMNS": "250"}
+CLASSES = ["=fast()", "slow"]
+"""A class name a spreadsheet would run as a formula: the CSV must escape it."""
+
+
+def waves(count: int, seed: int) -> tuple[list[np.ndarray], list[str]]:
+    """Slow and fast waves of one feature and 8 to 40 steps."""
+    rng = np.random.default_rng(seed)
+    series, labels = [], []
+    for i in range(count):
+        steps, fast = int(rng.integers(8, 41)), i % 2
+        time = np.arange(steps) / 6.0 * (4.0 if fast else 1.0) + rng.uniform(0, 6)
+        series.append(np.round(np.sin(time)[:, None] + rng.normal(0, 0.1, (steps, 1)), 4).astype(np.float32))
+        labels.append(CLASSES[0] if fast else CLASSES[1])
+    return series, labels
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A GRU trained for one epoch on 64 waves of varying length from a .ts file."""
+    root = tmp_path_factory.mktemp("cli-seq")
+    series, labels = waves(64, seed=0)
+    (root / "train.ts").write_text(ts_text(series, labels, CLASSES))
+    graph = chain(
+        "waves",
+        [
+            ("data", "dataset.sequence", {"source": "file", "path": "train.ts"}),
+            ("std", "op.StandardizeFeatures", {}),
+            ("gru", "layer.GRU", {"hidden_size": 8}),
+            ("last", "layer.LastStep", {}),
+            ("fc", "layer.Linear", {"out_features": "auto"}),
+            ("train", "train.Classifier", {"epochs": 1, "batch_size": 16, "lr": 0.02, "device": "cpu"}),
+        ],
+    )
+    result = run_graph(graph, DataContext(data_dir=root, allow_download=False), root / "run", ListReporter())
+    assert result.status == "succeeded", result
+    return root / "run"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    """Four waves in a .ts file, one in a CSV, two cut to 8 steps in an (N, T, F) .npy array."""
+    series, labels = waves(4, seed=9)
+    ts = tmp_path / "four.ts"
+    ts.write_text(ts_text(series, labels, CLASSES))
+    npy = tmp_path / "two.npy"
+    np.save(npy, np.stack([series[0][:8], series[1][:8]]))
+    return {"ts": ts, "csv": write_csv(tmp_path / "one.csv", series[2], header=["x"]), "npy": npy}
+
+
+def invoke(*args: str | Path) -> Any:
+    return runner.invoke(app, [str(a) for a in args], env=WIDE)
+
+
+def expected(bundle: Path, files: dict[str, Path]) -> list[dict[str, Any]]:
+    opened = load_bundle(bundle)
+    samples = [
+        x
+        for key in ("ts", "csv", "npy")
+        for x in opened.decode_file(files[key].name, files[key].read_bytes())
+    ]
+    return opened.predict_samples(samples, top_k=2)
+
+
+def test_predict_prints_one_line_per_sample_with_the_kinds_summary(
+    bundle: Path, files: dict[str, Path]
+) -> None:
+    result = invoke("predict", bundle, files["ts"], files["csv"], files["npy"], "--top-k", "2")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    answers = expected(bundle, files)
+    kind = load_bundle(bundle).task
+    places = [(files["ts"], i) for i in range(1, 5)] + [
+        (files["csv"], 1),
+        (files["npy"], 1),
+        (files["npy"], 2),
+    ]
+    assert lines == [
+        f"{path}  {i}  {kind.summarize(a)}" for (path, i), a in zip(places, answers, strict=True)
+    ]
+
+
+def test_predict_json_and_an_escaped_csv(bundle: Path, files: dict[str, Path], tmp_path: Path) -> None:
+    result = invoke("predict", bundle, files["ts"], "--json", "--top-k", "2")
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert [(b["file"], b["sample"]) for b in body] == [(str(files["ts"]), i) for i in range(1, 5)]
+    assert [b["label"] for b in body] == [a["label"] for a in expected(bundle, files)[:4]]
+    out = tmp_path / "pred.csv"
+    assert invoke("predict", bundle, files["ts"], "--csv", out).exit_code == 0
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["file", "sample", "predicted", "probability", "'=fast()", "slow"]
+    assert [row[1] for row in rows[1:]] == ["1", "2", "3", "4"]
+    assert all(row[2] in ("'=fast()", "slow") for row in rows[1:])
+
+
+def test_a_file_it_cannot_use_is_one_line_naming_the_file_and_line(bundle: Path, tmp_path: Path) -> None:
+    series, labels = waves(3, seed=1)
+    text = ts_text(series, labels, CLASSES)
+    cut = tmp_path / "cut.ts"
+    cut.write_text(text[: text.rindex(",") - 3])
+    result = invoke("predict", bundle, cut)
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: cut.ts, line 12"), result.output
+    pickled = tmp_path / "evil.npy"
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([{"x": 1}], dtype=object), allow_pickle=True)
+    pickled.write_bytes(buffer.getvalue())
+    result = invoke("predict", bundle, pickled)
+    assert result.exit_code != 0 and "evil.npy: holds Python objects" in result.stderr
