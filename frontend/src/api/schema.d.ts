@@ -504,7 +504,7 @@ export interface paths {
         };
         /**
          * Get Dataset
-         * @description The dataset with a few preview URLs per class.
+         * @description The dataset with a few preview URLs per class (images) or a few series per class (sequences).
          */
         get: operations["getDataset"];
         put?: never;
@@ -610,8 +610,10 @@ export interface paths {
         put?: never;
         /**
          * Predict
-         * @description Predict images with the model, using the evaluation transforms it was trained with: ranked
-         *     classes for a classifier, a `value` for a regression model.
+         * @description Predict with the model, using the evaluation transforms it was trained with. An image model
+         *     answers per image (`images`): ranked classes for a classifier, a `value` for a regression model.
+         *     A model whose input type reads files of samples (sequences: `.ts`, `.csv`, `.npy` in `files`)
+         *     answers per sample of each file, with the file's name and the sample's position in it.
          */
         post: operations["predict"];
         delete?: never;
@@ -1050,9 +1052,14 @@ export interface components {
         Body_predict: {
             /**
              * Images
-             * @description One or more images (PNG, JPEG, ...).
+             * @description One or more images (PNG, JPEG, ...), for an image model.
              */
-            images: string[];
+            images?: string[] | null;
+            /**
+             * Files
+             * @description One or more files of the model's input type (a sequence model: .ts, .csv, .tsv or .npy, each holding one or more sequences); images may be sent here too.
+             */
+            files?: string[] | null;
             /**
              * Top K
              * @description Classes listed per image.
@@ -1212,10 +1219,10 @@ export interface components {
             name: string;
             /**
              * Kind
-             * @description folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class; table: a CSV, TSV or Parquet table (see `columns`).
+             * @description folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class; table: a CSV, TSV or Parquet table (see `columns`); sequence: time series (see `sequence`).
              * @enum {string}
              */
-            kind: "folder" | "csv" | "bitmaps" | "table";
+            kind: "folder" | "csv" | "bitmaps" | "table" | "sequence";
             /**
              * Count
              * @description Images in all classes; a table's rows.
@@ -1243,6 +1250,8 @@ export interface components {
              * @description A table's columns: name, kind (number or category), missing values, categories; null for images.
              */
             columns?: components["schemas"]["ColumnPublic"][] | null;
+            /** @description A sequence set's shape; null otherwise. */
+            sequence?: components["schemas"]["SequenceSummary"] | null;
             /** Size Bytes */
             size_bytes: number;
             /**
@@ -1263,6 +1272,8 @@ export interface components {
             node: {
                 [key: string]: unknown;
             };
+            /** @description A sequence set's sample series and feature statistics; null otherwise. */
+            series?: components["schemas"]["SequencePreview"] | null;
         };
         /** DatasetPublic */
         DatasetPublic: {
@@ -1272,10 +1283,10 @@ export interface components {
             name: string;
             /**
              * Kind
-             * @description folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class; table: a CSV, TSV or Parquet table (see `columns`).
+             * @description folder: class folders; csv: a path,label list with images; bitmaps: one .npy per class; table: a CSV, TSV or Parquet table (see `columns`); sequence: time series (see `sequence`).
              * @enum {string}
              */
-            kind: "folder" | "csv" | "bitmaps" | "table";
+            kind: "folder" | "csv" | "bitmaps" | "table" | "sequence";
             /**
              * Count
              * @description Images in all classes; a table's rows.
@@ -1306,6 +1317,8 @@ export interface components {
              * @description A table's columns: name, kind (number or category), missing values, categories; null for images.
              */
             columns?: components["schemas"]["ColumnPublic"][] | null;
+            /** @description A sequence set's shape; null otherwise. */
+            sequence?: components["schemas"]["SequenceSummary"] | null;
             /** Size Bytes */
             size_bytes: number;
             /**
@@ -1359,6 +1372,17 @@ export interface components {
              * @description A table's target column.
              */
             target?: string | null;
+            /**
+             * Missing Targets
+             * @description Rows left out of the data because their target is missing (`count` is without them).
+             * @default 0
+             */
+            missing_targets: number;
+            /**
+             * Missing Target Rows
+             * @description The first of those rows (1-based, as numbered in the file).
+             */
+            missing_target_rows?: number[];
         };
         /** DatasetsPublic */
         DatasetsPublic: {
@@ -1374,6 +1398,19 @@ export interface components {
         ErrorMessage: {
             /** Detail */
             detail: string;
+        };
+        /** FeatureStats */
+        FeatureStats: {
+            /** Index */
+            index: number;
+            /** Mean */
+            mean: number;
+            /** Std */
+            std: number;
+            /** Min */
+            min: number;
+            /** Max */
+            max: number;
         };
         /** GraphCode */
         GraphCode: {
@@ -1434,6 +1471,8 @@ export interface components {
          * @description A problem in a graph, tied to the node and field it concerns when there is one.
          *
          *     `code` is machine-readable and stable (the canvas and tests key on it); `message` is for people.
+         *     A warning is a graph that trains but probably not as meant (a classifier on a measurement):
+         *     shown beside the errors, it never makes the graph invalid.
          */
         GraphError: {
             /** Code */
@@ -1448,6 +1487,12 @@ export interface components {
             details?: {
                 [key: string]: unknown;
             };
+            /**
+             * Severity
+             * @default error
+             * @enum {string}
+             */
+            severity: "error" | "warning";
         };
         /**
          * GraphProblems
@@ -1604,6 +1649,15 @@ export interface components {
              */
             inverted: boolean;
         };
+        /** LengthStats */
+        LengthStats: {
+            /** Min */
+            min: number;
+            /** Max */
+            max: number;
+            /** Mean */
+            mean: number;
+        };
         /**
          * Limits
          * @description The limits in force for the user: their own where an administrator set one, else the server's.
@@ -1714,6 +1768,12 @@ export interface components {
              * @description The column a table model predicts; null for image models.
              */
             target?: string | null;
+            /**
+             * Input Type
+             * @description The input type it takes (images, table, sequence; GET /api/catalog's dataset nodes' output port types): which prediction request it answers.
+             * @default images
+             */
+            input_type: string;
             /**
              * Metrics
              * @description From the test report: `test` (test_accuracy, ... or test_mae, test_rmse, test_r2), best_epoch, best_score, monitor, epochs_completed.
@@ -1876,6 +1936,148 @@ export interface components {
              * @description The predicted number.
              */
             value: number;
+        };
+        /**
+         * SamplePredictionPublic
+         * @description The answer for one sample of an uploaded file (a sequence of a .ts file, an .npy array's row).
+         */
+        SamplePredictionPublic: {
+            /** Filename */
+            filename: string;
+            /**
+             * Sample
+             * @description Its position in the file, counted from 1.
+             */
+            sample: number;
+            /**
+             * Answer
+             * @description The task kind's answer: the `answer_schema` of the kind named by `task` in GET /api/catalog (a classifier's label, probability, top_k and probabilities; a regression's value).
+             */
+            answer: {
+                [key: string]: unknown;
+            };
+            /**
+             * Summary
+             * @description The answer in one line, as the CLI prints it (`cat 97.1%`, `3.25`).
+             */
+            summary: string;
+        };
+        /**
+         * SamplePredictionsPublic
+         * @description A model whose input type reads files holding several samples (sequences): one answer per sample.
+         */
+        SamplePredictionsPublic: {
+            /** Model Id */
+            model_id: string;
+            /** Task */
+            task: string;
+            /**
+             * Classes
+             * @description The class names, in output order; empty for regression.
+             */
+            classes: string[];
+            /**
+             * Batched
+             * @description Whether the server merged concurrent requests into batches.
+             */
+            batched: boolean;
+            /**
+             * Predictions
+             * @description One per sample of each file, in the order of the files and of the samples in each.
+             */
+            predictions: components["schemas"]["SamplePredictionPublic"][];
+        };
+        /**
+         * SequencePreview
+         * @description A few series per class (or per target range, lowest first) for small line plots, and
+         *     statistics per feature over every valid step; bounded however large the set.
+         */
+        SequencePreview: {
+            /** Groups */
+            groups: components["schemas"]["SeriesGroup"][];
+            /** Features */
+            features: number;
+            /**
+             * Features Shown
+             * @description Features plotted per series (the first ones).
+             */
+            features_shown: number;
+            /**
+             * Max Points
+             * @description Points per plotted feature at most.
+             */
+            max_points: number;
+            /**
+             * Feature Stats
+             * @description Of the first 64 features.
+             */
+            feature_stats: components["schemas"]["FeatureStats"][];
+        };
+        /**
+         * SequenceSummary
+         * @description An uploaded sequence set: T steps of F features per sample.
+         */
+        SequenceSummary: {
+            /**
+             * Format
+             * @description ts: a UCR/UEA .ts file or TRAIN/TEST pair; csv_folders: one CSV per sequence in class folders; npy: X.npy with its labels.
+             * @enum {string}
+             */
+            format: "ts" | "csv_folders" | "npy";
+            /**
+             * Features
+             * @description F, the values per time step.
+             */
+            features: number;
+            /** @description Time steps per sequence. */
+            length: components["schemas"]["LengthStats"];
+            /** Equal Length */
+            equal_length: boolean;
+            /**
+             * Test Count
+             * @description Sequences of the predefined test split (a .ts TEST file); null when the split is drawn.
+             */
+            test_count: number | null;
+            /** @description Numeric targets; null when the set has classes. */
+            targets: components["schemas"]["TargetStats"] | null;
+        };
+        /** SeriesGroup */
+        SeriesGroup: {
+            /**
+             * Name
+             * @description The class; null for a range of numeric targets.
+             */
+            name: string | null;
+            /**
+             * Index
+             * @description The class index; null for numeric targets.
+             */
+            index: number | null;
+            /** Samples */
+            samples: components["schemas"]["SeriesSample"][];
+        };
+        /** SeriesSample */
+        SeriesSample: {
+            /**
+             * Sample
+             * @description The sequence's index in the dataset.
+             */
+            sample: number;
+            /**
+             * Length
+             * @description Its time steps.
+             */
+            length: number;
+            /**
+             * Target
+             * @description Its numeric target; null for a class.
+             */
+            target: number | null;
+            /**
+             * Values
+             * @description Per plotted feature, min(length, max_points) values at evenly spaced steps: point i is step round(i * (length - 1) / (points - 1)); every step when the sequence is that short.
+             */
+            values: number[][];
         };
         /** SessionPublic */
         SessionPublic: {
@@ -2155,6 +2357,20 @@ export interface components {
             data: components["schemas"]["SweepSummary"][];
             /** Count */
             count: number;
+        };
+        /**
+         * TargetStats
+         * @description A sequence set's numeric targets (regression).
+         */
+        TargetStats: {
+            /** Min */
+            min: number;
+            /** Max */
+            max: number;
+            /** Mean */
+            mean: number;
+            /** Std */
+            std: number;
         };
         /**
          * TaskCreate
@@ -4154,7 +4370,7 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /** @description One .zip (class folders, or a CSV of path,label rows with its images), one .npy bitmap file per class (file name = class), or one table: a .csv, .tsv or .parquet file. */
+                    /** @description One .zip (class folders, or a CSV of path,label rows with its images), one .npy bitmap file per class (file name = class), one table: a .csv, .tsv or .parquet file, or sequences: a .ts file (or a _TRAIN.ts/_TEST.ts pair), X.npy with y.npy or labels.csv, or a .zip of these or of class folders of CSVs (one sequence per file). */
                     files: string[];
                     name?: string;
                 };
@@ -4197,7 +4413,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
-            /** @description Above the server's upload limit (all files of the request together), a table larger than the limits for tables, or more than your dataset quota has room for (the message names the quota, your usage and the size). */
+            /** @description Above the server's upload limit (all files of the request together), a table or sequence set larger than the limits for its type, or more than your dataset quota has room for (the message names the quota, your usage and the size). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4653,7 +4869,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "multipart/form-data": components["schemas"]["Body_predict"];
             };
@@ -4665,10 +4881,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PredictionsPublic"];
+                    "application/json": components["schemas"]["PredictionsPublic"] | components["schemas"]["SamplePredictionsPublic"];
                 };
             };
-            /** @description An upload is not a usable image, or the number of images is out of range. */
+            /** @description An upload is not a usable image or sample file (the message names the file, and the line of a sequence file), the files hold more than 1000 samples, or the number of files is out of range. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4722,7 +4938,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorMessage"];
                 };
             };
-            /** @description An image is larger than 20971520 bytes, or the request is larger than 67108864 bytes. */
+            /** @description A file is larger than 20971520 bytes, or the request is larger than 67108864 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
