@@ -73,7 +73,7 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
       <DropZone
         hint={t('datasets.dropHint')}
         buttonLabel={t('datasets.chooseFiles')}
-        accept=".zip,.npy,.csv,.tsv,.parquet"
+        accept=".zip,.npy,.csv,.tsv,.parquet,.ts"
         multiple
         disabled={sending}
         inputName="dataset-files"
@@ -162,10 +162,17 @@ export default function DatasetsPage() {
         onUploaded={(dataset) => {
           notify({
             kind: 'success',
-            message: t(dataset.columns ? 'datasets.uploadedTable' : 'datasets.uploaded', {
-              name: dataset.name,
-              count: dataset.count,
-            }),
+            message: t(
+              dataset.columns
+                ? 'datasets.uploadedTable'
+                : (dataset as { sequence?: unknown }).sequence
+                  ? 'datasets.uploadedSequences'
+                  : 'datasets.uploaded',
+              {
+                name: dataset.name,
+                count: dataset.count,
+              },
+            ),
           });
           setSelected(dataset.id);
           datasets.refresh();

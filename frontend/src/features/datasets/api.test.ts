@@ -17,6 +17,13 @@ describe('checkSelection', () => {
     expect(checkSelection(files('a.csv', 'cat.npy'))).toBe('mixed');
   });
 
+  it('accepts a .ts file of sequences or its TRAIN/TEST pair, alone', () => {
+    expect(checkSelection(files('Motions.ts'))).toBe('ok');
+    expect(checkSelection(files('Motions_TRAIN.ts', 'Motions_TEST.TS'))).toBe('ok');
+    expect(checkSelection(files('a.ts', 'b.ts', 'c.ts'))).toBe('manyTs');
+    expect(checkSelection(files('a.ts', 'b.csv'))).toBe('mixed');
+  });
+
   it('names what is wrong with other selections', () => {
     expect(checkSelection([])).toBe('empty');
     expect(checkSelection(files('a.zip', 'b.zip'))).toBe('manyZips');

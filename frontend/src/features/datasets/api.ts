@@ -65,18 +65,21 @@ export function uploadDataset(
   return { promise, abort: () => xhr.abort() };
 }
 
-/** Check a selection before sending it: one .zip, or several .npy files (one per class). */
+/** Check a selection before sending it: one .zip, several .npy files (one per class), one table, or
+ * a .ts file of sequences (or its _TRAIN.ts and _TEST.ts pair). */
 export function checkSelection(
   files: readonly { name: string }[],
-): 'ok' | 'empty' | 'mixed' | 'manyZips' | 'type' | 'oneNpy' | 'manyTables' {
+): 'ok' | 'empty' | 'mixed' | 'manyZips' | 'type' | 'oneNpy' | 'manyTables' | 'manyTs' {
   if (files.length === 0) return 'empty';
   const lower = files.map((file) => file.name.toLowerCase());
   const zips = lower.filter((name) => name.endsWith('.zip')).length;
   const npys = lower.filter((name) => name.endsWith('.npy')).length;
   const tables = lower.filter((name) => /\.(csv|tsv|parquet)$/.test(name)).length;
-  if (zips + npys + tables !== files.length) return 'type';
-  if ((zips && npys) || (tables && zips + npys)) return 'mixed';
+  const series = lower.filter((name) => name.endsWith('.ts')).length;
+  if (zips + npys + tables + series !== files.length) return 'type';
+  if ((zips && npys) || (tables && zips + npys) || (series && zips + npys + tables)) return 'mixed';
   if (tables > 1) return 'manyTables';
+  if (series > 2) return 'manyTs';
   if (zips > 1) return 'manyZips';
   if (npys === 1) return 'oneNpy';
   return 'ok';

@@ -88,6 +88,7 @@ describe('the input type registry', () => {
   it('says a sequence set’s steps and features, and the classes of a type it does not know', async () => {
     const t = await translator('en');
     const sequence = {
+      format: 'ts' as const,
       features: 3,
       length: { min: 20, max: 40, mean: 30 },
       equal_length: false,

@@ -70,13 +70,15 @@ export async function predict(
   form.append('top_k', String(topK));
   form.append('invert', invert);
   // The generated body type is a JSON object; a FormData body passes through openapi-fetch as is.
-  return call(() =>
+  const answer = await call(() =>
     api.POST('/api/models/{model_id}/predict', {
       ...modelPath(modelId),
       body: form as unknown as Schemas['Body_predict'],
       bodySerializer: (body: unknown) => body as FormData,
     }),
   );
+  // Images sent as `images` are answered per image (files of samples are answered by predictFiles).
+  return answer as Predictions;
 }
 
 /** The multipart field of POST /predict that carries sample files for input types that predict from
