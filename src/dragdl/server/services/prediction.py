@@ -194,7 +194,7 @@ class SampleAnswer:
 @dataclass(frozen=True)
 class Answered:
     classes: list[str]
-    predictions: list[Prediction | ValuePrediction] | list[SampleAnswer]
+    predictions: list[Prediction | ValuePrediction | SampleAnswer]
     """One per image of the request, in order: class scores, or a value for a regression model; for a
     model whose input type reads sample files, one per sample of each file, in order."""
     task: str = ""
@@ -433,7 +433,7 @@ class PredictionService:
         images: list[tuple[str, bytes]],
         top_k: int = 5,
         invert: bool | None = None,
-    ) -> tuple[list[str], list[Prediction | ValuePrediction] | list[SampleAnswer]]:
+    ) -> tuple[list[str], list[Prediction | ValuePrediction | SampleAnswer]]:
         """The classes and one prediction per image (name, bytes), with the bundle in `folder`
         cached under `key`; `invert` as in Request. A model whose input type reads sample files
         (sequences) answers each sample of each file (`SampleAnswer`).
