@@ -15,10 +15,16 @@ import sys
 import textwrap
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 
 from dragdl.engine.analysis.validate import Analysis, analyze
-from dragdl.engine.compile import codegen_images, codegen_sequences, codegen_tables  # noqa: F401  (registrations)
+from dragdl.engine.compile import (  # noqa: F401  (registrations)
+    codegen_classification,
+    codegen_images,
+    codegen_regression,
+    codegen_sequences,
+    codegen_tables,
+)
 from dragdl.engine.compile import codegen_template as tpl
 from dragdl.engine.compile.codegen_format import WIDTH, expression, reflow, statement, string_literal
 from dragdl.engine.compile.codegen_inputs import (
@@ -29,13 +35,13 @@ from dragdl.engine.compile.codegen_inputs import (
     fit_prints,
     identifiers,
 )
-from dragdl.engine.compile.codegen_regression import REGRESSION
+from dragdl.engine.compile.codegen_tasks import BLOCKS, TaskBlocks
 from dragdl.engine.data.base import DataContext, Source
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.models.families import ScriptHelper
 from dragdl.engine.nodes.base import DatasetNode, LayerNode, ModelNode, OpNode, format_shape
-from dragdl.engine.tasks.settings import RegressionConfig, TrainConfig
+from dragdl.engine.tasks.settings import TrainSettings
 
 _SCHEDULE_NOTES = {
     "step": "Multiply the learning rate by GAMMA every STEP_SIZE epochs.",
@@ -113,9 +119,7 @@ def _call(attribute: str, values: list[str]) -> str:
     return f"{attribute}({', '.join(values)})"
 
 
-def _fast_path_settings(
-    config: TrainConfig | RegressionConfig, fast_path: dict[str, Any] | None
-) -> tuple[str, str, str, str]:
+def _fast_path_settings(config: TrainSettings, fast_path: dict[str, Any] | None) -> tuple[str, str, str, str]:
     """PRECISION and MEMORY_FORMAT of the script, with their comments: the train node's values, an
     "auto" replaced by what the run measured (fp16 is CUDA's "auto" rule, so it stays "auto")."""
     precision, layout = config.precision, config.memory_format
@@ -150,23 +154,53 @@ class Writer:
         self.ctx = ctx
         assert self.structure.dataset_id is not None and self.structure.train_id is not None
         config = self.structure.nodes[self.structure.train_id].params
-        assert isinstance(config, TrainConfig | RegressionConfig)
+        assert isinstance(config, TrainSettings)
         self.config = config
-        self.regression = isinstance(config, RegressionConfig)
-        self.blocks = REGRESSION if self.regression else tpl.CLASSIFICATION
-        """What depends on the kind: a Regressor's float targets, random split, loss and metrics."""
+        self.blocks = self._task_blocks()
+        """What depends on the task kind: the targets, split, loss, metrics and report."""
         self.imports: set[str] = set()
         self.transfer: str | None = None
         """The Net attribute of the model node, whose param_groups() the optimizer takes."""
+
+    def _task_blocks(self) -> TaskBlocks:
+        """The blocks the train node's task kind chooses (`TaskKind.script_blocks`)."""
+        task = self.structure.task
+        assert task is not None and self.structure.train_id is not None  # a valid graph trains
+        try:
+            blocks = task.script_blocks(BLOCKS)
+        except NotImplementedError as exc:
+            self.unsupported(self.structure.train_id, exc)
+        if not isinstance(blocks, TaskBlocks):
+            raise TypeError(f"task kind {task.name}: script blocks must be TaskBlocks, not {blocks!r}")
+        return blocks
+
+    def task_targets(self, input_type: str) -> tuple[str, str]:
+        """The lines of main() that make the kind's targets and split from what `input_type`'s
+        loader returned, and the definitions they call (`TaskBlocks.targets`, `target_helpers`)."""
+        lines = self.blocks.targets.get(input_type)
+        if lines is None:
+            task = self.structure.task
+            assert task is not None and self.structure.train_id is not None
+            self.unsupported(
+                self.structure.train_id,
+                NotImplementedError(
+                    f"the {task.title.lower()} kind has no script lines for {input_type} data"
+                ),
+            )
+        return lines, self.blocks.target_helpers.get(input_type, "")
+
+    def unsupported(self, node_id: str, exc: NotImplementedError) -> NoReturn:
+        """A node the script cannot be written for: `codegen_unsupported` on it, with the reason."""
+        label = self.structure.nodes[node_id].label
+        raise GraphInvalid(
+            [GraphError(code="codegen_unsupported", message=f"{label}: {exc}", node_id=node_id)]
+        ) from exc
 
     def node_code(self, node_id: str, codegen: Callable[..., str], *args: Any) -> str:
         try:
             return codegen(*args)
         except NotImplementedError as exc:
-            label = self.structure.nodes[node_id].label
-            raise GraphInvalid(
-                [GraphError(code="codegen_unsupported", message=f"{label}: {exc}", node_id=node_id)]
-            ) from exc
+            self.unsupported(node_id, exc)
         except NodeError as exc:
             raise GraphInvalid([exc.to_graph_error(node_id)]) from exc
 
@@ -198,7 +232,7 @@ class Writer:
         for paragraph in graph.description.split("\n\n"):
             if paragraph.strip():
                 paragraphs.append(textwrap.fill(" ".join(paragraph.split()), WIDTH))
-        figure = "test MAE, RMSE and R²" if self.regression else "test accuracy"
+        figure = self.blocks.figure
         paragraphs.append(
             textwrap.fill(
                 "It trains as `dragdl run` does: the same split, operators, initial weights and "
@@ -244,12 +278,7 @@ class Writer:
         if c.schedule == "step":
             lines.append(f"STEP_SIZE = {c.step_size}  # epochs between learning-rate decays")
             lines.append(f"GAMMA = {c.gamma!r}  # decay factor")
-        if isinstance(c, RegressionConfig):
-            lines.append(f'LOSS = {string_literal(c.loss)}  # "mse", "mae" or "huber"')
-            lines.append(f"HUBER_DELTA = {c.huber_delta!r}  # where Huber turns from squared to absolute")
-            lines.append(f"SCALE_TARGET = {c.scale_target}  # learn the target standardized")
-        else:
-            lines.append(f"LABEL_SMOOTHING = {c.label_smoothing!r}")
+        lines += self.blocks.settings(c)
         if c.early_stopping:
             lines.append(f"PATIENCE = {c.patience}  # epochs without improvement before stopping")
             lines.append(f"MONITOR = {string_literal(c.monitor)}  # the metric early stopping watches")
@@ -344,21 +373,11 @@ class Writer:
         return "\n".join(lines) + "\n"
 
     def _net_init(self, init: list[str]) -> list[str]:
-        if not self.regression:
-            return ["    def __init__(self) -> None:", "        super().__init__()", *init]
-        return [
-            "    def __init__(self, target_scale: tuple[float, float] = (0.0, 1.0)) -> None:",
-            "        super().__init__()",
-            "        # The network learns the standardized target; forward answers in its units.",
-            "        self.target_mean, self.target_std = target_scale",
-            *init,
-        ]
+        return [*self.blocks.net_init.split("\n"), *init]
 
     def _net_return(self, forward: list[str]) -> list[str]:
-        if not self.regression:
-            return forward
         *body, last = forward
-        return [*body, last + " * self.target_std + self.target_mean"]
+        return [*body, last + self.blocks.output_scaling]
 
     def _model_helpers(self, family_helpers: tuple[ScriptHelper, ...]) -> list[str]:
         """The script definitions (and their imports) a model node's code calls: the transfer

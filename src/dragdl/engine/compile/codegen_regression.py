@@ -3,12 +3,18 @@
 They reimplement `engine/tasks/regression.py`: the plain random split (one stratum of
 `data/splits.py`), float targets, the configured loss between the (N, 1) outputs flattened and the
 targets, and MAE, RMSE and R² from the errors. Formatted as `ruff format` writes them, like
-`codegen_template.py`, whose other blocks (data preparation, batches, device) they share.
+`codegen_template.py`, whose kind-free blocks (data preparation, batches, device) they share.
 """
 
 from __future__ import annotations
 
-from dragdl.engine.compile.codegen_template import SAVE_WEIGHTS, TaskBlocks
+from dragdl.engine.compile.codegen_format import string_literal
+from dragdl.engine.compile.codegen_tasks import TaskBlocks, register_task_blocks
+from dragdl.engine.compile.codegen_template import SAVE_WEIGHTS
+from dragdl.engine.inputs.sequences import SEQUENCES
+from dragdl.engine.inputs.tables import TABLE
+from dragdl.engine.tasks.regression import Regression
+from dragdl.engine.tasks.settings import RegressionConfig
 
 SPLIT = '''
 def split_indices(
@@ -204,17 +210,52 @@ if __name__ == "__main__":
     main()
 """
 
-REGRESSION = TaskBlocks(
-    split=SPLIT,
-    evaluate=EVALUATE,
-    train_head=TRAIN_HEAD,
-    train_loop=TRAIN_LOOP,
-    train_metrics=TRAIN_METRICS,
-    improved=IMPROVED,
-    report=SAVE_WEIGHTS,
-    main_head=MAIN_HEAD,
-    main_precomputed=MAIN_PRECOMPUTED,
-    main_augmented=MAIN_AUGMENTED,
-    main_summary=MAIN_SUMMARY,
-    main_tail=MAIN_TAIL,
+NET_INIT = """    def __init__(self, target_scale: tuple[float, float] = (0.0, 1.0)) -> None:
+        super().__init__()
+        # The network learns the standardized target; forward answers in its units.
+        self.target_mean, self.target_std = target_scale"""
+
+# --- what the input types' writers place (`TaskBlocks.targets`) -------------------------------
+
+TABLE_TARGETS = """    targets = target.astype(np.float32)  # regression: the target column's numbers
+    train_idx, val_idx, test_idx = split_indices(len(targets), None)
+    y_all = torch.from_numpy(targets)
+"""
+
+SEQUENCE_TARGETS = """    # Regression: a sequence's number (its class name read as one, if it has a class).
+    numbers = np.array([float(name) for name in classes])[labels] if classes else labels
+    targets = numbers.astype(np.float32)
+    train_idx, val_idx, test_idx = split_indices(len(targets), official_test)
+"""
+
+
+def settings(config: RegressionConfig) -> list[str]:
+    return [
+        f'LOSS = {string_literal(config.loss)}  # "mse", "mae" or "huber"',
+        f"HUBER_DELTA = {config.huber_delta!r}  # where Huber turns from squared to absolute",
+        f"SCALE_TARGET = {config.scale_target}  # learn the target standardized",
+    ]
+
+
+REGRESSION = register_task_blocks(
+    Regression.name,
+    TaskBlocks(
+        figure="test MAE, RMSE and R²",
+        settings=settings,
+        split=SPLIT,
+        net_init=NET_INIT,
+        evaluate=EVALUATE,
+        train_head=TRAIN_HEAD,
+        train_loop=TRAIN_LOOP,
+        train_metrics=TRAIN_METRICS,
+        improved=IMPROVED,
+        report=SAVE_WEIGHTS,
+        main_head=MAIN_HEAD,
+        main_precomputed=MAIN_PRECOMPUTED,
+        main_augmented=MAIN_AUGMENTED,
+        main_summary=MAIN_SUMMARY,
+        main_tail=MAIN_TAIL,
+        output_scaling=" * self.target_std + self.target_mean",
+        targets={TABLE.name: TABLE_TARGETS, SEQUENCES.name: SEQUENCE_TARGETS},
+    ),
 )

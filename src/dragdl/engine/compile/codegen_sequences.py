@@ -128,16 +128,6 @@ def main() -> None:
     values, labels, classes, official_test = load_dataset()
 """
 
-CLASSIFICATION_TARGETS = """    targets = labels
-    train_idx, val_idx, test_idx = split_indices(labels, official_test)
-"""
-
-REGRESSION_TARGETS = """    # Regression: a sequence's number (its class name read as one, if it has a class).
-    numbers = np.array([float(name) for name in classes])[labels] if classes else labels
-    targets = numbers.astype(np.float32)
-    train_idx, val_idx, test_idx = split_indices(len(targets), official_test)
-"""
-
 MAIN_SPLITS = """    train_head, train_tail, eval_ops = build_transforms(values, train_idx)
     val = prepare(values, targets, val_idx, eval_ops)
     test = prepare(values, targets, test_idx, eval_ops)
@@ -163,13 +153,15 @@ class SequenceScript(ScriptWriter):
     def data(self, writer: Writer) -> DataPart:
         body = writer.dataset_body()
         ops, helpers = writer.operators()
+        targets, target_helpers = writer.task_targets(SEQUENCES.name)
         data = LOAD_HEAD + body + "\n\n" + writer.blocks.split + "\n" + tpl.DERIVE_SEED
+        if target_helpers:
+            data += "\n" + target_helpers
         if any(FITTED_NAMES[0] in op.code for op in ops):
             data += "\n" + TRAINING_STEPS
         data += "\n" + PREPARE + "\n\n" + _transforms(ops)
         random = any(op.random for op in ops)
         data += "\n" + (AUGMENTED_BATCHES if random else tpl.SHUFFLED_BATCHES)
-        targets = REGRESSION_TARGETS if writer.regression else CLASSIFICATION_TARGETS
         summary = fit_prints(writer.blocks.main_summary.replace(" images", " sequences"))
         main = MAIN_HEAD + targets + MAIN_SPLITS + (MAIN_AUGMENTED if random else MAIN_PRECOMPUTED)
         return DataPart(

@@ -96,18 +96,6 @@ def to_features(columns: Columns) -> torch.Tensor:
     return torch.from_numpy(np.stack(parts, axis=1))
 '''
 
-CLASS_LABELS = '''
-def class_labels(target: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """Class indices into the sorted distinct targets (numbers sorted as numbers)."""
-    values = target if target.dtype.kind == "f" else target.astype(str)
-    distinct, labels = np.unique(values, return_inverse=True)
-    classes = [
-        str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
-        for v in distinct.tolist()
-    ]
-    return labels.astype(np.int64).reshape(-1), classes
-'''
-
 SHUFFLED_BATCHES = '''
 def shuffled_batches(x_all: torch.Tensor, y_all: torch.Tensor, epoch: int) -> Batches:
     """The training batches of one epoch, in an order drawn from (SEED, epoch)."""
@@ -132,16 +120,6 @@ def main() -> None:
 
     columns, target_name = load_table()
     target = columns.pop(target_name)
-"""
-
-CLASSIFICATION_TARGETS = """    labels, classes = class_labels(target)
-    train_idx, val_idx, test_idx = split_indices(labels, None)
-    y_all = torch.from_numpy(labels)
-"""
-
-REGRESSION_TARGETS = """    targets = target.astype(np.float32)  # regression: the target column's numbers
-    train_idx, val_idx, test_idx = split_indices(len(targets), None)
-    y_all = torch.from_numpy(targets)
 """
 
 MAIN_SPLITS = """    x_all = build_features(columns, train_idx)
@@ -306,10 +284,10 @@ class TableScript(ScriptWriter):
         functions = helpers(ops)
         data += "\n\n" + (functions + "\n\n\n" if functions else "") + FEATURES.strip("\n")
         data += "\n\n\n" + build_features(ops, names)
-        if not writer.regression:
-            data += "\n" + CLASS_LABELS
+        targets, target_helpers = writer.task_targets(TABLE.name)
+        if target_helpers:
+            data += "\n" + target_helpers
         data += "\n" + SHUFFLED_BATCHES
-        targets = REGRESSION_TARGETS if writer.regression else CLASSIFICATION_TARGETS
         summary = writer.blocks.main_summary.replace(" images", " rows")
         return DataPart(
             stdlib_imports=STDLIB_IMPORTS,

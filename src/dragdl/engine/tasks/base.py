@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -289,3 +289,20 @@ class TaskKind(ABC):
     @abstractmethod
     def answer(self, outputs: Tensor, classes: list[str], top: int) -> list[dict[str, Any]]:
         """One prediction per row of `outputs`, as JSON (what the API and the CLI show)."""
+
+    # -- exported scripts ---------------------------------------------------------------------
+
+    def script_blocks(self, blocks: Mapping[str, object]) -> object:
+        """What writes this kind's part of an exported training script (its split, loss, metrics,
+        report, targets and settings), chosen from `blocks`, the code generator's by kind name.
+
+        The blocks live in `compile/` (`codegen_<kind>.py`, each registered with
+        `register_task_blocks`), which sits above this package, so a kind can only choose among
+        them. Without its own it cannot be exported, and NotImplementedError says so (the code
+        generator reports it as `codegen_unsupported` on the train node)."""
+        found = blocks.get(self.name)
+        if found is None:
+            raise NotImplementedError(
+                f"{self.title} ({self.name}) cannot be exported as a training script yet"
+            )
+        return found
