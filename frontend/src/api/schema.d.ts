@@ -2281,6 +2281,17 @@ export interface components {
             importance: {
                 [key: string]: number;
             };
+            /**
+             * Importance Trials
+             * @description The complete trials when the importance was computed (it reads the newest 200).
+             * @default 0
+             */
+            importance_trials: number;
+            /**
+             * Importance Min Trials
+             * @description Complete trials below which the importance means little (fANOVA splits a few points by chance): at least 10, and 5 per searched param. Clients say so below it.
+             */
+            importance_min_trials: number;
         };
         /** SweepRegisterBest */
         SweepRegisterBest: {

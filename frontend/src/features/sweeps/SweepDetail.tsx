@@ -8,6 +8,7 @@ import { errorText } from '../../i18n/errorText';
 import { ConfirmDialog } from '../../ui/ConfirmDialog';
 import { useNotify } from '../../ui/toast';
 import { useCatalog } from '../catalog/CatalogProvider';
+import { objectiveLabel, tooFewForImportance } from './objective';
 import { canvasHasWork, openGraphInEditor } from '../tasks/openInEditor';
 import { formatDuration } from '../tasks/format';
 import { useNow, usePolling } from '../tasks/usePolling';
@@ -53,26 +54,26 @@ function TrialState({ state }: { state: Trial['state'] }) {
 /** A searched param's name (`node · Param title`) from its `node.param` key. */
 type Labeller = (key: string) => string;
 
-function Charts({ detail, paramName }: { detail: SweepDetail; paramName: Labeller }) {
+function Charts({ detail, paramName, objective }: { detail: SweepDetail; paramName: Labeller; objective: string }) {
   const { t } = useTranslation();
   const parallel = useMemo(
     () =>
       parallelOption(detail, {
-        objective: detail.objective,
+        objective,
         state: (state) => t(`sweeps.state.${state}`),
         param: paramName,
       }),
-    [detail, t, paramName],
+    [detail, t, paramName, objective],
   );
   const best = useMemo(
     () =>
       bestSoFarOption(detail, {
         trial: t('sweeps.chart.trial'),
-        value: detail.objective,
+        value: objective,
         best: t('sweeps.chart.bestLine'),
         trials: t('sweeps.chart.trials'),
       }),
-    [detail, t],
+    [detail, t, objective],
   );
   const importance = useMemo(() => importanceOption(detail.importance, paramName), [detail.importance, paramName]);
   const lines = detail.trial_list.filter((trial) => trial.value !== null).length;
@@ -103,6 +104,11 @@ function Charts({ detail, paramName }: { detail: SweepDetail; paramName: Labelle
       <section className="wb-card sweep-chart" aria-labelledby="sweep-importance">
         <h2 id="sweep-importance">{t('sweeps.chart.importance')}</h2>
         <p className="sweep-chart__help">{t('sweeps.chart.importanceHelp')}</p>
+        {complete >= 2 && tooFewForImportance(detail) && (
+          <p className="sweep-chart__caution" role="note" data-too-few={detail.importance_trials}>
+            {t('sweeps.chart.tooFew', { count: detail.importance_trials, min: detail.importance_min_trials })}
+          </p>
+        )}
         {factors ? (
           <EChart
             option={importance}
@@ -389,9 +395,7 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
         </div>
         <div className="wb-card sweep-stat">
           <span className="sweep-stat__label">{t('sweeps.col.objective')}</span>
-          <strong className="sweep-stat__value">
-            {t(`sweeps.objectiveName.${detail.objective}`, { defaultValue: detail.objective })}
-          </strong>
+          <strong className="sweep-stat__value">{objectiveLabel(detail.objective, catalog.index, t)}</strong>
           <span className="sweep-stat__note">
             {t(`sweeps.direction.${detail.direction}`)} ·{' '}
             {t('sweeps.settings', {
@@ -407,7 +411,7 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
           {detail.error}
         </p>
       )}
-      <Charts detail={detail} paramName={paramName} />
+      <Charts detail={detail} paramName={paramName} objective={objectiveLabel(detail.objective, catalog.index, t)} />
       <TrialsTable detail={detail} now={now} names={names} />
       {pending && (
         <ConfirmDialog

@@ -8,7 +8,9 @@ import { parseServerTime } from '../tasks/format';
 import { usePolling } from '../tasks/usePolling';
 import { PageState } from '../tasks/widgets';
 import { listSweeps, type SweepSummary } from './api';
+import { useCatalog } from '../catalog/CatalogProvider';
 import { formatObjective, isPercentObjective } from './charts';
+import { objectiveLabel } from './objective';
 import { SweepDetailView } from './SweepDetail';
 import './sweeps.css';
 
@@ -47,6 +49,7 @@ export const trialsDone = (counts: Record<string, number>) =>
 
 function SweepList() {
   const { t, i18n } = useTranslation();
+  const catalog = useCatalog();
   const [live, setLive] = useState(false);
   const fetcher = useCallback(() => listSweeps(), []);
   // While a sweep runs, refresh as often as the task center does for running tasks.
@@ -110,7 +113,7 @@ function SweepList() {
                     <SweepStatus status={sweep.status} />
                   </td>
                   <td>{t('sweeps.progress', { done: trialsDone(sweep.counts), total: sweep.trials })}</td>
-                  <td>{t(`sweeps.objectiveName.${sweep.objective}`, { defaultValue: sweep.objective })}</td>
+                  <td>{objectiveLabel(sweep.objective, catalog.index, t)}</td>
                   <td className="num">{formatObjective(sweep.best_value, isPercentObjective(sweep.objective))}</td>
                   <td className="col-date">{formatDate(sweep.created_at, i18n.language)}</td>
                 </tr>

@@ -52,6 +52,8 @@ const detail = (trials: Trial[]): SweepDetail => ({
   trial_list: trials,
   best_trial: null,
   importance: {},
+  importance_trials: 0,
+  importance_min_trials: 10,
 });
 
 describe('searchAxes', () => {

@@ -16,14 +16,7 @@ const en = {
     sampler: { random: 'Random', grid: 'Grid', tpe: 'Bayesian (TPE)' },
     pruner: { none: 'None', median: 'Median', halving: 'Successive halving' },
     direction: { maximize: 'higher is better', minimize: 'lower is better' },
-    objectiveName: {
-      val_loss: 'Validation loss',
-      val_accuracy: 'Validation accuracy',
-      val_top5_accuracy: 'Validation top-5 accuracy',
-      val_mae: 'Validation MAE',
-      val_rmse: 'Validation RMSE',
-      val_r2: 'Validation R²',
-    },
+    metric: { val: 'Validation {{metric}}', test: 'Test {{metric}}', loss: 'loss' },
     col: {
       name: 'Sweep',
       status: 'Status',
@@ -73,6 +66,8 @@ const en = {
       importance: 'Parameter importance',
       importanceHelp: 'How much each parameter explains the objective (shown once two trials have completed).',
       noImportance: 'Shown once two trials have completed.',
+      tooFew:
+        'Only {{count}} complete trials: below {{min}}, these shares are mostly chance. Let more trials finish before reading them.',
       noSpread: 'No parameter stands out: the complete trials score alike.',
       trial: 'Trial',
       value: 'Objective',
@@ -144,14 +139,7 @@ const zh: Widen<typeof en> = {
     sampler: { random: '随机', grid: '网格', tpe: '贝叶斯（树结构估计）' },
     pruner: { none: '不停止', median: '中位数', halving: '逐次减半' },
     direction: { maximize: '越高越好', minimize: '越低越好' },
-    objectiveName: {
-      val_loss: '验证集损失',
-      val_accuracy: '验证集准确率',
-      val_top5_accuracy: '验证集前五准确率',
-      val_mae: '验证集平均绝对误差',
-      val_rmse: '验证集均方根误差',
-      val_r2: '验证集决定系数 R²',
-    },
+    metric: { val: '验证集{{metric}}', test: '测试集{{metric}}', loss: '损失' },
     col: {
       name: '扫描',
       status: '状态',
@@ -201,6 +189,7 @@ const zh: Widen<typeof en> = {
       importance: '参数重要性',
       importanceHelp: '每个参数对目标值的影响程度（至少两次试验完成后显示）。',
       noImportance: '至少两次试验完成后显示。',
+      tooFew: '只有 {{count}} 次完成的试验：少于 {{min}} 次时，这些比例大多出于偶然。请等更多试验完成后再参考。',
       noSpread: '没有突出的参数：已完成的试验得分相近。',
       trial: '试验',
       value: '目标值',

@@ -96,6 +96,13 @@ class SweepDetail(SweepSummary):
     importance: dict[str, float] = Field(
         description="Each searched param's importance for the objective (empty below two complete trials)."
     )
+    importance_trials: int = Field(
+        0, description="The complete trials when the importance was computed (it reads the newest 200)."
+    )
+    importance_min_trials: int = Field(
+        description="Complete trials below which the importance means little (fANOVA splits a few "
+        "points by chance): at least 10, and 5 per searched param. Clients say so below it."
+    )
 
 
 class SweepRegisterBest(BaseModel):

@@ -23,6 +23,16 @@ log = logging.getLogger(__name__)
 MAX_SWEEPS = 256
 """Sweeps whose importance is kept (the least recently read are dropped first)."""
 
+MIN_TRIALS = 10
+MIN_TRIALS_PER_PARAM = 5
+
+
+def meaningful_trials(params: int) -> int:
+    """Complete trials below which fANOVA's shares are noise rather than a finding: its forest
+    splits a handful of points by chance (4 trials of 2 params give one param nearly all of it).
+    At least MIN_TRIALS, and MIN_TRIALS_PER_PARAM per searched param."""
+    return max(MIN_TRIALS, MIN_TRIALS_PER_PARAM * params)
+
 
 def settled(trials: list[SweepTrial]) -> int:
     """What the importance depends on: the complete trials with a value (they only ever grow)."""
@@ -34,6 +44,7 @@ class ImportanceCache:
         self.max_sweeps = max_sweeps
         self._lock = threading.Lock()
         self._known: OrderedDict[str, tuple[int, dict[str, float]]] = OrderedDict()
+        """Per sweep: the count of complete trials the importance was computed from, and it."""
         self._pending: set[str] = set()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dragdl-importance")
         self.computed = 0
@@ -41,6 +52,11 @@ class ImportanceCache:
 
     def get(self, sweep: Sweep, trials: list[SweepTrial]) -> dict[str, float]:
         """The newest importance known for `sweep`; starts computing it when the trials moved on."""
+        return self.read(sweep, trials)[1]
+
+    def read(self, sweep: Sweep, trials: list[SweepTrial]) -> tuple[int, dict[str, float]]:
+        """(the complete trials it was computed from, the newest importance known for `sweep`);
+        starts computing it when the trials moved on."""
         from dragdl.runner.sweep_driver import plan_of, stored_trials
 
         count = settled(trials)
@@ -49,12 +65,12 @@ class ImportanceCache:
             if known is not None:
                 self._known.move_to_end(sweep.id)
                 if known[0] == count:
-                    return known[1]
+                    return known
             if count >= 2 and sweep.id not in self._pending:
                 self._pending.add(sweep.id)
                 # Plain data only crosses to the thread: the rows belong to the request's session.
                 self._pool.submit(self._compute, sweep.id, count, plan_of(sweep), stored_trials(trials))
-            return {} if known is None else known[1]
+            return (0, {}) if known is None else known
 
     def wait_idle(self, timeout_s: float) -> bool:
         """True once nothing is being computed (for tests and the benchmark)."""

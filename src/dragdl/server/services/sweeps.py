@@ -20,7 +20,7 @@ from dragdl.server.schemas.sweeps import SweepCreate, SweepDetail, SweepSummary,
 from dragdl.server.services import tasks as task_service
 from dragdl.server.services.admission import admit_sweep
 from dragdl.server.services.graphs import GraphRejected
-from dragdl.server.services.sweep_importance import ImportanceCache
+from dragdl.server.services.sweep_importance import ImportanceCache, meaningful_trials
 from dragdl.server.settings import Settings
 
 
@@ -177,13 +177,18 @@ def detail(db: Session, sweep: Sweep, importance: ImportanceCache | None = None)
     }
     best = _best(sweep, trials)
     summary = _summary(sweep, trials)
+    based_on, found = (0, {}) if importance is None else importance.read(sweep, trials)
+    search = sweep.base_graph.get("search") or {}
+    params = sum(len(node) for node in search.values() if isinstance(node, dict))
     return SweepDetail(
         **summary.model_dump(),
         base_graph=sweep.base_graph,
-        search=sweep.base_graph.get("search") or {},
+        search=search,
         trial_list=[_trial(row, tasks.get(row.task_id or "")) for row in trials],
         best_trial=None if best is None else best.number,
-        importance={} if importance is None else importance.get(sweep, trials),
+        importance=found,
+        importance_trials=based_on,
+        importance_min_trials=meaningful_trials(params),
     )
 
 

@@ -8,6 +8,7 @@ import { errorText } from '../../../i18n/errorText';
 import { Modal } from '../../../ui/Modal';
 import { useCatalog } from '../../catalog/CatalogProvider';
 import type { PrunerName, SamplerName, SweepCreate } from '../../sweeps/api';
+import { objectiveLabel } from '../../sweeps/objective';
 import { ParamNameText } from '../../sweeps/ParamNameText';
 import { searchedParams } from '../../sweeps/paramNames';
 
@@ -170,7 +171,7 @@ export function SweepDialog({ graph, objectives, onSubmit, onClose }: Props) {
           >
             {objectives.map((name) => (
               <option key={name} value={name}>
-                {t(`sweeps.objectiveName.${name}`, { defaultValue: name })}
+                {objectiveLabel(name, catalog.index, t)}
               </option>
             ))}
           </select>
