@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dragdl.cli_model import _write_csv, _write_rows_csv
 from dragdl.client.models import Prediction
+from dragdl.engine.tasks.registry import get_task_kind
 
 EVIL = "=cmd|' /C calc'!A0"
 
@@ -20,12 +21,13 @@ def read(path: Path) -> list[list[str]]:
 def test_table_predictions_escape_formula_cells_but_not_numbers(tmp_path: Path) -> None:
     out = tmp_path / "pred.csv"
     answer = {"label": EVIL, "probability": 0.9, "probabilities": [0.9, 0.06, 0.04]}
-    _write_rows_csv(out, [EVIL, "-2", "@home"], [(Path("+rows.csv"), 1, answer)], regression=False)
+    classifier, regressor = get_task_kind("classification"), get_task_kind("regression")
+    _write_rows_csv(out, [EVIL, "-2", "@home"], [(Path("+rows.csv"), 1, answer)], classifier)
     header, row = read(out)
     assert header == ["file", "row", "predicted", "probability", "'" + EVIL, "-2", "'@home"]
     assert row[:3] == ["'+rows.csv", "1", "'" + EVIL]
     values = tmp_path / "values.csv"
-    _write_rows_csv(values, [], [(Path("-x.csv"), 2, {"value": -1.5})], regression=True)
+    _write_rows_csv(values, [], [(Path("-x.csv"), 2, {"value": -1.5})], regressor)
     assert read(values)[1] == ["'-x.csv", "2", "-1.5"]
 
 
