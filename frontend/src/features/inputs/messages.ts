@@ -28,12 +28,12 @@ const en = {
     plotNote:
       'A few series of each class: {{shown}} of {{features}} features, at most {{points}} points each (longer series are sampled at evenly spaced steps).',
     // Prediction
-    sequenceMeta: 'Predicts {{kind}} from sequences of {{features}} features · trained {{created}}',
+    sequenceMeta: '{{kind}} · sequences of {{features}} values per step · trained {{created}}',
     sequenceUpload: 'Sequence files',
     sequenceHint: 'Drop a .ts, .csv or .npy file here, or',
     chooseSequences: 'Choose a file',
     sequenceHelp:
-      'A .ts file (UCR/UEA format; labels after the last colon may be left out), a CSV of one sequence (a row per step, a column per feature), or an .npy array (N, T, F) or (T, F). Each sequence needs {{features}} features.',
+      'A .ts file (UCR/UEA format; labels after the last colon may be left out), a CSV of one sequence (a row per step, a column per feature), or an .npy array (N, T, F) or (T, F). Values per step: {{features}}.',
     inputSeries: 'Input series',
     seriesOf: 'Sequence {{n}} of {{name}}',
     steps_one: '{{count}} step',
@@ -42,7 +42,7 @@ const en = {
     predicting: 'Predicting…',
     answers_one: '{{count}} sequence',
     answers_other: '{{count}} sequences',
-    fileMeta: 'Predicts {{kind}} from uploaded files · trained {{created}}',
+    fileMeta: '{{kind}} · trained {{created}}',
     fileUpload: 'Files',
     fileHint: 'Drop files here, or',
     chooseFiles: 'Choose files',
@@ -76,12 +76,12 @@ const zh: Widen<typeof en> = {
     plotLabel_other: '{{name}} 的 {{count}} 条样例序列的折线图',
     plotNote:
       '每个类别的几条序列：显示 {{features}} 个特征中的 {{shown}} 个，每条最多 {{points}} 个点（更长的序列按等间隔取样）。',
-    sequenceMeta: '根据 {{features}} 个特征的序列预测{{kind}} · 训练于 {{created}}',
+    sequenceMeta: '{{kind}} · 每步 {{features}} 个值的序列 · 训练于 {{created}}',
     sequenceUpload: '序列文件',
     sequenceHint: '将 .ts、.csv 或 .npy 文件拖放到此处，或',
     chooseSequences: '选择文件',
     sequenceHelp:
-      '.ts 文件（UCR/UEA 格式，最后一个冒号后的标签可以省略）、一个序列的 CSV（每行一步，每列一个特征），或 .npy 数组 (N, T, F) 或 (T, F)。每个序列需要 {{features}} 个特征。',
+      '.ts 文件（UCR/UEA 格式，最后一个冒号后的标签可以省略）、一个序列的 CSV（每行一步，每列一个特征），或 .npy 数组 (N, T, F) 或 (T, F)。每步的值个数：{{features}}。',
     inputSeries: '输入序列',
     seriesOf: '{{name}} 的第 {{n}} 个序列',
     steps_one: '{{count}} 步',
@@ -90,7 +90,7 @@ const zh: Widen<typeof en> = {
     predicting: '预测中…',
     answers_one: '{{count}} 个序列',
     answers_other: '{{count}} 个序列',
-    fileMeta: '根据上传的文件预测{{kind}} · 训练于 {{created}}',
+    fileMeta: '{{kind}} · 训练于 {{created}}',
     fileUpload: '文件',
     fileHint: '将文件拖放到此处，或',
     chooseFiles: '选择文件',
