@@ -1,12 +1,14 @@
 """graph -> a readable, standalone PyTorch training script (no DragDL needed to run it).
 
 The script is made of the node types' own code (`codegen()` of the dataset, operator and layer
-nodes) and fixed blocks from `codegen_template.py` that reimplement the engine's split, seeding,
-data preparation and training loop, so that on the same seed (on CPU) it reaches the same test
-accuracy as `dragdl run`. It is laid out as `ruff format` would write it (see `codegen_format.py`).
+nodes) and fixed blocks from `codegen_template.py` and the task kind's blocks that reimplement the
+engine's split, seeding, data preparation and training loop, so that on the same seed (on CPU) it
+reaches the same test figures as `dragdl run`. It is laid out as `ruff format` would write it (see
+`codegen_format.py`).
 
-`Writer` writes what every script shares (configuration, network, training loop, the task kind's
-blocks); the dataset's input type chooses the writer of the data part (`codegen_inputs.py`).
+`Writer` writes what every script shares (configuration, network, training loop); the train node's
+task kind chooses its blocks (`codegen_tasks.py`: split, loss, metrics, report, targets) and the
+dataset's input type the writer of the data part (`codegen_inputs.py`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,14 @@ from dragdl.engine.compile import (  # noqa: F401  (registrations)
     codegen_tables,
 )
 from dragdl.engine.compile import codegen_template as tpl
-from dragdl.engine.compile.codegen_format import WIDTH, expression, reflow, statement, string_literal
+from dragdl.engine.compile.codegen_format import (
+    WIDTH,
+    expression,
+    ordered_imports,
+    reflow,
+    statement,
+    string_literal,
+)
 from dragdl.engine.compile.codegen_inputs import (
     WRITERS,
     DataPart,
@@ -35,7 +44,7 @@ from dragdl.engine.compile.codegen_inputs import (
     fit_prints,
     identifiers,
 )
-from dragdl.engine.compile.codegen_tasks import BLOCKS, TaskBlocks
+from dragdl.engine.compile.codegen_tasks import TaskBlocks, task_blocks
 from dragdl.engine.data.base import DataContext, Source
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
@@ -92,29 +101,6 @@ def blocks(helpers: list[str]) -> list[str]:
     return [block.strip("\n") for block in dict.fromkeys(helpers)]
 
 
-def _merged(lines: set[str]) -> set[str]:
-    """One `from <module> import ...` line per module, as isort writes it: a carried module's
-    `from torch import Tensor, nn` and the script's `from torch import nn` become one line, names in
-    isort's order (constants, classes, then the rest)."""
-    names: dict[str, set[str]] = {}
-    merged = set()
-    for line in lines:
-        if not line.startswith("from "):
-            merged.add(line)
-            continue
-        module, listed = line.removeprefix("from ").split(" import ", 1)
-        names.setdefault(module, set()).update(name.strip() for name in listed.split(","))
-    for module, imported in names.items():
-        merged.add(f"from {module} import {', '.join(sorted(imported, key=_isort_name))}")
-    return merged
-
-
-def _isort_name(name: str) -> tuple[int, str]:
-    bare = name.split(" as ")[0]
-    kind = 0 if bare.isupper() and len(bare) > 1 else 1 if bare[:1].isupper() else 2
-    return kind, bare
-
-
 def _call(attribute: str, values: list[str]) -> str:
     return f"{attribute}({', '.join(values)})"
 
@@ -163,31 +149,22 @@ class Writer:
         """The Net attribute of the model node, whose param_groups() the optimizer takes."""
 
     def _task_blocks(self) -> TaskBlocks:
-        """The blocks the train node's task kind chooses (`TaskKind.script_blocks`)."""
-        task = self.structure.task
-        assert task is not None and self.structure.train_id is not None  # a valid graph trains
+        task, train_id = self.structure.task, self.structure.train_id
+        assert task is not None and train_id is not None  # a valid graph trains
         try:
-            blocks = task.script_blocks(BLOCKS)
+            return task_blocks(task)
         except NotImplementedError as exc:
-            self.unsupported(self.structure.train_id, exc)
-        if not isinstance(blocks, TaskBlocks):
-            raise TypeError(f"task kind {task.name}: script blocks must be TaskBlocks, not {blocks!r}")
-        return blocks
+            self.unsupported(train_id, exc)
 
     def task_targets(self, input_type: str) -> tuple[str, str]:
-        """The lines of main() that make the kind's targets and split from what `input_type`'s
-        loader returned, and the definitions they call (`TaskBlocks.targets`, `target_helpers`)."""
-        lines = self.blocks.targets.get(input_type)
-        if lines is None:
-            task = self.structure.task
-            assert task is not None and self.structure.train_id is not None
-            self.unsupported(
-                self.structure.train_id,
-                NotImplementedError(
-                    f"the {task.title.lower()} kind has no script lines for {input_type} data"
-                ),
-            )
-        return lines, self.blocks.target_helpers.get(input_type, "")
+        """The kind's lines of main() for `input_type` and the definitions they call
+        (`TaskBlocks.target_lines`), or `codegen_unsupported` on the train node."""
+        task, train_id = self.structure.task, self.structure.train_id
+        assert task is not None and train_id is not None
+        try:
+            return self.blocks.target_lines(input_type, task)
+        except NotImplementedError as exc:
+            self.unsupported(train_id, exc)
 
     def unsupported(self, node_id: str, exc: NotImplementedError) -> NoReturn:
         """A node the script cannot be written for: `codegen_unsupported` on it, with the reason."""
@@ -249,12 +226,7 @@ class Writer:
         for line in self.imports:
             top = line.split()[1].split(".")[0]
             (stdlib if top in sys.stdlib_module_names else third).add(line)
-
-        def ordered(lines: set[str]) -> list[str]:
-            # isort's order: plain imports, then from-imports, each by module name.
-            return sorted(_merged(lines), key=lambda s: (s.startswith("from"), s.split()[1].lower(), s))
-
-        return "\n".join(ordered(stdlib)) + "\n\n" + "\n".join(ordered(third)) + "\n"
+        return "\n".join(ordered_imports(stdlib)) + "\n\n" + "\n".join(ordered_imports(third)) + "\n"
 
     def _config(self, uses_data_dir: bool) -> str:
         c = self.config

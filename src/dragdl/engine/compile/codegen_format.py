@@ -5,7 +5,8 @@ types return (`nn.Conv2d(1, 16, kernel_size=3, padding='same')`). This module re
 expression from its syntax tree (double quotes, black's spacing, the power operator hugging simple
 operands) and splits a statement that is too long at its brackets: first the whole bracket
 content on one indented line, else one item per line with a trailing comma, recursively.
-That is the subset of black's right-hand split that generated code needs.
+That is the subset of black's right-hand split that generated code needs. Import lines are merged
+and ordered as isort writes them (`ordered_imports`).
 """
 
 from __future__ import annotations
@@ -251,3 +252,31 @@ def _split_simple(text: str, indent: int) -> str | None:
     if isinstance(stmt, ast.Expr):
         return statement("", flat(stmt.value), indent)
     return None
+
+
+def ordered_imports(lines: set[str]) -> list[str]:
+    """Import lines in isort's order: plain imports, then from-imports, each by module name."""
+    return sorted(_merged(lines), key=lambda s: (s.startswith("from"), s.split()[1].lower(), s))
+
+
+def _merged(lines: set[str]) -> set[str]:
+    """One `from <module> import ...` line per module, as isort writes it: a carried module's
+    `from torch import Tensor, nn` and the script's `from torch import nn` become one line, names in
+    isort's order (constants, classes, then the rest)."""
+    names: dict[str, set[str]] = {}
+    merged = set()
+    for line in lines:
+        if not line.startswith("from "):
+            merged.add(line)
+            continue
+        module, listed = line.removeprefix("from ").split(" import ", 1)
+        names.setdefault(module, set()).update(name.strip() for name in listed.split(","))
+    for module, imported in names.items():
+        merged.add(f"from {module} import {', '.join(sorted(imported, key=_isort_name))}")
+    return merged
+
+
+def _isort_name(name: str) -> tuple[int, str]:
+    bare = name.split(" as ")[0]
+    kind = 0 if bare.isupper() and len(bare) > 1 else 1 if bare[:1].isupper() else 2
+    return kind, bare

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dragdl.engine.tasks.base import TaskKind
+
 
 @dataclass(frozen=True)
 class TaskBlocks:
@@ -59,6 +61,16 @@ class TaskBlocks:
     target_helpers: Mapping[str, str] = field(default_factory=dict)
     """Per input type name, definitions those lines call (a table's `class_labels`)."""
 
+    def target_lines(self, input_type: str, task: TaskKind) -> tuple[str, str]:
+        """`targets` and `target_helpers` of `input_type`; NotImplementedError naming the kind and
+        the type when the kind has no lines for it."""
+        lines = self.targets.get(input_type)
+        if lines is None:
+            raise NotImplementedError(
+                f"the {task.title.lower()} kind has no script lines for {input_type} data"
+            )
+        return lines, self.target_helpers.get(input_type, "")
+
 
 BLOCKS: dict[str, TaskBlocks] = {}
 
@@ -69,4 +81,12 @@ def register_task_blocks(kind: str, blocks: TaskBlocks) -> TaskBlocks:
     if known is not None and known is not blocks:
         raise ValueError(f"task kind {kind!r} already has script blocks")
     BLOCKS[kind] = blocks
+    return blocks
+
+
+def task_blocks(task: TaskKind) -> TaskBlocks:
+    """The blocks `task` chooses (`TaskKind.script_blocks`); NotImplementedError when it has none."""
+    blocks = task.script_blocks(BLOCKS)
+    if not isinstance(blocks, TaskBlocks):
+        raise TypeError(f"task kind {task.name}: script blocks must be TaskBlocks, not {blocks!r}")
     return blocks
