@@ -4,9 +4,9 @@ Two models, each built on the canvas and by hand the way a competent user writes
 
 - LSTM on sequential MNIST (mnist-5k read row by row: 28 steps of 28 features): one LSTM layer of
   128 units, its last step, a Linear to the 10 classes;
-- a 1-D CNN on the built-in waves (1,500 noisy sine/square/sawtooth waves, 64 steps, 1 feature):
-  Conv1d 32 (kernel 5) + ReLU, MaxPool1d 2, Conv1d 64 (kernel 5) + ReLU, global average pooling
-  over time, Linear to the 3 classes.
+- a 1-D CNN on the same sequences: Conv1d 32 (kernel 5) + ReLU, MaxPool1d 2, Conv1d 64 (kernel 5)
+  + ReLU, global average pooling over time, Linear to the 10 classes. (On the built-in waves, the
+  CNN's accuracy set, an epoch lasts a few tens of milliseconds: too short to time.)
 
 Both train with Adam (lr 1e-3), batch 128, the same split (70/10/20, seed 0), the same thread count,
 in one process. The hand-written loop indexes its batches out of the training tensor in DragDL's
@@ -69,8 +69,8 @@ GRAPHS = {
         ],
     ),
     "cnn": _graph(
-        "1-D CNN on waves",
-        "waves",
+        "1-D CNN on seq-mnist",
+        "seq-mnist",
         [
             ("layer.Conv1d", {"out_channels": 32, "kernel_size": 5, "padding": "same"}),
             ("layer.ReLU", {}),

@@ -29,6 +29,13 @@ EVENTS = [
 ]
 
 
+def test_jsonl_reporter_records_an_epochs_last_step_only(tmp_path: Path) -> None:
+    with JsonlReporter(tmp_path) as jsonl:
+        for step in range(1, 6):
+            jsonl.emit(ProgressEvent(1, step, 5))
+    assert read_events(tmp_path / "events.jsonl") == [ProgressEvent(1, 5, 5)]
+
+
 def test_events_round_trip_through_json() -> None:
     for event in EVENTS:
         data = json.loads(json.dumps(event.to_json()))
@@ -45,7 +52,9 @@ def test_jsonl_reporter_appends_events_and_log_lines(tmp_path: Path) -> None:
     with JsonlReporter(tmp_path) as again:  # a resumed run appends
         again.emit(StatusEvent("succeeded"))
     assert listed.events == EVENTS
-    assert read_events(tmp_path / "events.jsonl") == [*EVENTS, StatusEvent("succeeded")]
+    # The record keeps progress at an epoch's last step only (here step 1 of 5 is left out).
+    recorded = [e for e in EVENTS if not isinstance(e, ProgressEvent)]
+    assert read_events(tmp_path / "events.jsonl") == [*recorded, StatusEvent("succeeded")]
     log = [line.split(" ", 2)[2] for line in (tmp_path / "log.txt").read_text().splitlines()]
     assert log == [
         "INFO    training on cpu for 2 epochs (5 steps per epoch)",

@@ -20,6 +20,7 @@ from dragdl.engine.train.events import (
     LogEvent,
     LogLevel,
     MetricEvent,
+    ProgressEvent,
     StartEvent,
     StatusEvent,
     event_from_json,
@@ -204,9 +205,14 @@ class JsonlReporter:
         return self._log.log.error_logged
 
     def emit(self, event: Event) -> None:
+        self._log.emit(event)
+        if isinstance(event, ProgressEvent) and event.step < event.steps_per_epoch:
+            # The record keeps each epoch's last step only: a line and a flush per step cost a
+            # small network a tenth of its training time, and the step metrics already say how far
+            # an epoch got.
+            return
         self._events.write(json.dumps({**event.to_json(), "time": time.time()}) + "\n")
         self._events.flush()
-        self._log.emit(event)
 
     def close(self) -> None:
         self._events.close()
