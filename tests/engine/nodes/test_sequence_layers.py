@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-from dragdl.engine.compile.codegen import _merged
+from dragdl.engine.compile.codegen_format import ordered_imports
 from dragdl.engine.compile.codegen_template import THIRD_PARTY_IMPORTS
 from dragdl.engine.graph.errors import NodeError
 from dragdl.engine.models.families import ScriptHelper
@@ -241,10 +241,7 @@ def _ruff() -> str:
 def test_the_carried_source_reads_as_the_script_is_formatted_and_linted(helper: ScriptHelper) -> None:
     # The exported script is checked with ruff's defaults (88 columns, isort): the carried module,
     # with the script's own imports merged into its, must pass the same checks.
-    imports = sorted(
-        _merged({*THIRD_PARTY_IMPORTS, *helper.imports}),
-        key=lambda s: (s.startswith("from"), s.split()[1].lower(), s),
-    )
+    imports = ordered_imports({*THIRD_PARTY_IMPORTS, *helper.imports})
     stdlib = [line for line in imports if line.split()[1].split(".")[0] in sys.stdlib_module_names]
     third = [line for line in imports if line not in stdlib]
     head = "\n".join(stdlib) + "\n\n" + "\n".join(third) + "\n\nEPOCHS = 10  # the configuration\n"
