@@ -22,7 +22,10 @@ TOO_MANY_CPUS = 200.0
 
 @pytest.fixture
 def settings(tmp_path: Path, db_url: str) -> Settings:
-    return Settings(data_dir=tmp_path / "data", database_url=db_url, max_cpus_per_task=256.0)
+    # Caps raised so that the cluster, not the caps, refuses the large task and the 100 workers.
+    return Settings(
+        data_dir=tmp_path / "data", database_url=db_url, max_cpus_per_task=256.0, max_workers_per_task=128
+    )
 
 
 @SQLITE

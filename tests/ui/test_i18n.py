@@ -35,10 +35,12 @@ PROPER_NAMES = {
     # the product, libraries and formats
     "DragDL", "PyTorch", "ONNX", "Runtime", "Web", "TorchScript", "CSV", "JSON", "PNG", "JPEG", "BMP",
     "GIF", "WebP", "TIFF", "NumPy", "npy", "zip", "safetensors", "timm", "torchvision", "ImageNet",
+    "UCR", "UEA", "ts",
     "Quick", "Draw", "Google", "MNIST", "Fashion", "CIFAR", "Ray", "NCCL", "gloo",
     # layer, optimizer and model names
     "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "Dropout",
     "ReLU", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "Linear", "SGD", "Adam", "AdamW", "AMP",
+    "Conv1d", "MaxPool1d", "AvgPool1d", "RNN", "LSTM", "GRU",
     "EfficientNet", "Lite0", "ResNet", "VGG", "MobileNet", "MobileNetV3", "DenseNet",
     # units and hardware
     "GPU", "CPU", "CUDA", "RGB", "MiB", "GiB", "KiB", "TiB", "ms", "px", "fp16", "fp32", "bf16", "ID",

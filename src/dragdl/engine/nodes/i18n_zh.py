@@ -560,7 +560,7 @@ ZH: dict[str, str] = {
     "sequence": "序列",
     "RNN": "循环层 RNN",
     "Simple recurrent layer: reads the sequence step by step, updating a memory of hidden_size numbers. Gives that memory at every step; LSTM and GRU remember longer.": (
-        "简单循环层：逐步读取序列，更新由 hidden_size 个数组成的记忆，并在每一步给出这份记忆；LSTM 和 GRU 能记得更久。"
+        "简单循环层：逐步读取序列，更新一份大小为“隐藏状态大小”的记忆，并在每一步给出这份记忆；LSTM 和 GRU 能记得更久。"
     ),
     "LSTM": "长短期记忆 LSTM",
     "Long short-term memory: a recurrent layer whose gates decide what to keep and forget, so it remembers over many steps. Gives its memory at every step; end with Last step or global pooling.": (
