@@ -159,11 +159,15 @@ def test_a_sweep_from_the_property_form_to_the_best_graph_in_the_editor(
     page.screenshot(path=artifacts / "sweeps-05-best-in-editor.png")
 
     # --- the models page lists the registered best alone; the other trials' on asking ------------------
+    # A trial whose task ran to its end leaves a model; a pruned one stopped before its end leaves
+    # none (how many are pruned, and when, depends on the epochs' timing on a busy machine).
     trial_tasks = {t["task_id"] for t in trials}
+    finished = [t for t in trials if t["task_status"] == "SUCCEEDED"]
     trial_models = [
         m for m in get_json(server_url, "/api/models?trials=true")["data"] if m["task_id"] in trial_tasks
     ]
-    assert len(trial_models) == 4
+    assert len(trial_models) == len(finished) >= 2
+    hidden = len(trial_models) - 1  # all but the registered best
     page.goto("/models")
     page.locator(".models-table").wait_for()
 
@@ -173,7 +177,7 @@ def test_a_sweep_from_the_property_form_to_the_best_graph_in_the_editor(
     for model in trial_models:
         expect(row_of(model)).to_have_count(1 if model["task_id"] == best["task_id"] else 0)
     toggle = page.locator(".models-trials")
-    expect(toggle).to_have_text("Show 3 models of sweep trials")
+    expect(toggle).to_have_text(f"Show {hidden} model{'' if hidden == 1 else 's'} of sweep trials")
     toggle.locator("input").check()
     for model in trial_models:
         expect(row_of(model)).to_have_count(1)

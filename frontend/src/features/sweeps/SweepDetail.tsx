@@ -219,7 +219,11 @@ export function SweepDetailView({ sweepId }: { sweepId: string }) {
   const polled = usePolling(fetcher, live ? LIVE_MS : null, sweepId);
   const detail = polled.data;
   const running = detail?.status === 'RUNNING';
-  if (detail && running !== live) setLive(running);
+  // The importance is computed off the request path once per settled trial: after the sweep ends,
+  // the page keeps polling until it covers the last trials.
+  const settled = detail ? detail.trial_list.filter((t) => t.state === 'COMPLETE' && t.value !== null).length : 0;
+  const catchingUp = !!detail && !running && settled >= 2 && detail.importance_trials < settled;
+  if (detail && (running || catchingUp) !== live) setLive(running || catchingUp);
   const now = useNow(1000, running);
   const [busy, setBusy] = useState<string | null>(null);
   const [pending, setPending] = useState<GraphSpec | null>(null);
