@@ -1,10 +1,8 @@
 // No component outside the kinds' view registries names a task kind: everything else reads the
 // catalog's task_kinds (taskKind.ts) or picks a view from a registry keyed by the kind's name.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { forbiddenLines, offences } from '../../test/nameScan';
 
-const SRC = join(__dirname, '..', '..');
 /** The registries and the kinds' own views; tests, fixtures, message tables and generated types. */
 const ALLOWED = [
   /^features\/monitor\/resultViews\.ts$/,
@@ -24,22 +22,9 @@ const FORBIDDEN = [
   /['"`](classes|value)['"`]\s*[!=]==?/,
 ];
 
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sources(path);
-    return /\.tsx?$/.test(name) ? [path] : [];
-  });
-}
-
 /** `file:line: text` of every line that names a kind. */
 export function kindNameLines(file: string, text: string): string[] {
-  return text
-    .split('\n')
-    .map((line, i) => ({ line, i }))
-    .filter(({ line }) => !/^(\/\/|\/\*|\*)/.test(line.trim()))
-    .filter(({ line }) => FORBIDDEN.some((pattern) => pattern.test(line)))
-    .map(({ line, i }) => `${file}:${i + 1}: ${line.trim()}`);
+  return forbiddenLines(file, text, FORBIDDEN);
 }
 
 describe('task kind names', () => {
@@ -53,10 +38,6 @@ describe('task kind names', () => {
   });
 
   it('appear nowhere outside the view registries', () => {
-    const offences = sources(SRC)
-      .map((path) => relative(SRC, path).split('\\').join('/'))
-      .filter((file) => !ALLOWED.some((pattern) => pattern.test(file)))
-      .flatMap((file) => kindNameLines(file, readFileSync(join(SRC, file), 'utf8')));
-    expect(offences).toEqual([]);
+    expect(offences(ALLOWED, kindNameLines)).toEqual([]);
   });
 });

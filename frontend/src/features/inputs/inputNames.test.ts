@@ -1,10 +1,8 @@
 // No component outside the input-type registry compares an input type's name: everything else asks
 // the registry (features/inputs/registry.ts) or the catalog (a dataset node's output port).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { forbiddenLines, offences } from '../../test/nameScan';
 
-const SRC = join(__dirname, '..', '..');
 /** The registry; tests, fixtures, message tables and generated types. */
 const ALLOWED = [
   /^features\/inputs\/registry\.ts$/,
@@ -22,22 +20,9 @@ const FORBIDDEN = [
   new RegExp(`case\\s+${NAME}\\s*:`),
 ];
 
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sources(path);
-    return /\.tsx?$/.test(name) ? [path] : [];
-  });
-}
-
 /** `file:line: text` of every line that compares an input type's name. */
 export function inputNameLines(file: string, text: string): string[] {
-  return text
-    .split('\n')
-    .map((line, i) => ({ line, i }))
-    .filter(({ line }) => !/^(\/\/|\/\*|\*)/.test(line.trim()))
-    .filter(({ line }) => FORBIDDEN.some((pattern) => pattern.test(line)))
-    .map(({ line, i }) => `${file}:${i + 1}: ${line.trim()}`);
+  return forbiddenLines(file, text, FORBIDDEN);
 }
 
 describe('input type names', () => {
@@ -58,10 +43,6 @@ describe('input type names', () => {
   });
 
   it('are compared nowhere outside the registry', () => {
-    const offences = sources(SRC)
-      .map((path) => relative(SRC, path).split('\\').join('/'))
-      .filter((file) => !ALLOWED.some((pattern) => pattern.test(file)))
-      .flatMap((file) => inputNameLines(file, readFileSync(join(SRC, file), 'utf8')));
-    expect(offences).toEqual([]);
+    expect(offences(ALLOWED, inputNameLines)).toEqual([]);
   });
 });
