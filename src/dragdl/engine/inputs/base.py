@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import torch
@@ -223,6 +223,25 @@ class InputType(ABC):
         type's preview needs, bounded in size (a few samples, statistics). Raises DatasetError naming
         the file and line of what cannot be read."""
         raise NotImplementedError(f"{self.title} uploads are not read")
+
+
+T = TypeVar("T")
+
+
+def source_as(source: Source, kind: type[T], input_name: str) -> T:
+    """`source` as the kind of source an input type reads; a TypeError naming both otherwise."""
+    if not isinstance(source, kind):
+        raise TypeError(f"a {input_name} input needs a {kind.__name__}, not {type(source).__name__}")
+    return source
+
+
+def operators_as(operators: Sequence[Any], kind: type[T], input_name: str) -> list[T]:
+    """`operators` as the kind of operator an input type runs; a TypeError naming both otherwise."""
+    found = list(operators)
+    for operator in found:
+        if not isinstance(operator, kind):
+            raise TypeError(f"a {input_name} input takes {kind.__name__}s, not {type(operator).__name__}")
+    return found
 
 
 def _deterministic(operator: Any) -> bool:

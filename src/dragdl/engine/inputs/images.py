@@ -132,8 +132,9 @@ def describe_preprocessing(
 
 
 def _images(source: Source) -> ImageSource:
+    # Spelled out: ImageSource is abstract, which `source_as(..., type[T], ...)` does not take.
     if not isinstance(source, ImageSource):
-        raise TypeError(f"an images input needs an image source, not {type(source).__name__}")
+        raise TypeError(f"an images input needs an ImageSource, not {type(source).__name__}")
     return source
 
 

@@ -38,7 +38,15 @@ from dragdl.engine.data.pipeline import FIT_MAX_IMAGES, Pipeline
 from dragdl.engine.data.sequences import SequenceSource
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.stages import FittedTransform, NonFiniteError, OpStage, derive_seed
-from dragdl.engine.inputs.base import BatchSettings, InputType, Prepared, RequestLimits, Shape
+from dragdl.engine.inputs.base import (
+    BatchSettings,
+    InputType,
+    Prepared,
+    RequestLimits,
+    Shape,
+    operators_as,
+    source_as,
+)
 from dragdl.engine.inputs.sections import InputSpec
 from dragdl.engine.inputs.sequence_decode import SUFFIXES, decode_sequences
 
@@ -284,17 +292,11 @@ def _apply(stages: tuple[OpStage, ...], x: Tensor, samples: np.ndarray) -> Tenso
 
 
 def _sequences(source: Source) -> SequenceSource:
-    if not isinstance(source, SequenceSource):
-        raise TypeError(f"a sequence input needs a sequence source, not {type(source).__name__}")
-    return source
+    return source_as(source, SequenceSource, Sequences.name)
 
 
 def _stages(operators: Sequence[Any]) -> list[OpStage]:
-    stages = list(operators)
-    for stage in stages:
-        if not isinstance(stage, OpStage):
-            raise TypeError(f"a sequence input takes sequence operators, not {type(stage).__name__}")
-    return stages
+    return operators_as(operators, OpStage, Sequences.name)
 
 
 SEQUENCES = Sequences()

@@ -16,7 +16,15 @@ from dragdl.engine.data.pipeline import Pipeline
 from dragdl.engine.data.splits import Splits
 from dragdl.engine.data.table_pipeline import TableStep, build_table_pipeline, fit_table_steps
 from dragdl.engine.data.tables import TableSource
-from dragdl.engine.inputs.base import BatchSettings, BundleFacts, InputType, Prepared, Shape
+from dragdl.engine.inputs.base import (
+    BatchSettings,
+    BundleFacts,
+    InputType,
+    Prepared,
+    Shape,
+    operators_as,
+    source_as,
+)
 from dragdl.engine.inputs.sections import InputSpec, Preprocessing, PreprocessStep, TableOp, TableSpec
 from dragdl.engine.payloads import ColumnInfo
 
@@ -115,17 +123,11 @@ def required_columns(
 
 
 def _table(source: Source) -> TableSource:
-    if not isinstance(source, TableSource):
-        raise TypeError(f"a table input needs a table source, not {type(source).__name__}")
-    return source
+    return source_as(source, TableSource, Table.name)
 
 
 def _steps(operators: Sequence[Any]) -> list[TableStep]:
-    steps = list(operators)
-    for step in steps:
-        if not isinstance(step, TableStep):
-            raise TypeError(f"a table input takes table operators, not {type(step).__name__}")
-    return steps
+    return operators_as(operators, TableStep, Table.name)
 
 
 TABLE = Table()
