@@ -74,8 +74,12 @@ VIEWPORT = {"width": 1440, "height": 900}
 @pytest.fixture
 def page(browser: Any, server_url: str, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh browser context on the shared server; any console error fails the test, and a failed
-    test leaves a screenshot. Modules that need another context define their own `page`."""
+    test leaves a screenshot. Parametrized indirectly with a language ("zh"), the web UI starts in
+    it. Modules that need another context define their own `page`."""
     context = browser.new_context(viewport=VIEWPORT, base_url=server_url)
+    language = getattr(request, "param", None)
+    if language is not None:
+        context.add_init_script(f"localStorage.setItem('dragdl.language', '{language}');")
     page = context.new_page()
     page.set_default_timeout(30_000)
     problems: list[str] = []

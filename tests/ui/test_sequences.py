@@ -13,7 +13,6 @@ Screenshots of each step go to test-artifacts/ui/sequences-*.png.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,29 +55,6 @@ def traces(count: int, seed: int) -> tuple[list[np.ndarray], list[str]]:
         series.append(np.round(np.stack(sensors, axis=1), 4).astype(np.float32))
         labels.append(label)
     return series, labels
-
-
-@pytest.fixture
-def page(browser: Any, server_url: str, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
-    language = getattr(request, "param", "en")
-    context = browser.new_context(viewport=VIEWPORT, base_url=server_url)
-    context.add_init_script(f"localStorage.setItem('dragdl.language', '{language}');")
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    problems: list[str] = []
-
-    def on_console(message: Any) -> None:
-        if message.type == "error":
-            problems.append(message.text)
-
-    page.on("console", on_console)
-    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
-    yield page
-    report = getattr(request.node, "report_call", None)
-    if report is not None and report.failed:
-        page.screenshot(path=artifacts / f"failed-{request.node.name}.png")
-    context.close()
-    assert not problems, f"the browser console reported errors: {problems}"
 
 
 def upload(page: Any, path: Path, count: int, classes: list[str]) -> None:
