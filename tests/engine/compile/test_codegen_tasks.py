@@ -17,7 +17,6 @@ from dragdl.engine.compile.codegen_classification import CLASSIFICATION
 from dragdl.engine.compile.codegen_regression import REGRESSION
 from dragdl.engine.compile.codegen_tasks import BLOCKS, TaskBlocks, register_task_blocks
 from dragdl.engine.graph.errors import GraphInvalid
-from dragdl.engine.inputs.images import IMAGES
 from dragdl.engine.nodes import registry as nodes
 from dragdl.engine.nodes.base import TrainNode
 from dragdl.engine.tasks import all_task_kinds, get_task_kind
@@ -82,7 +81,7 @@ def test_the_scan_finds_the_kind_tests_compile_held() -> None:
     fine = (
         "assert isinstance(config, TrainSettings)\n"
         "blocks = task.script_blocks(BLOCKS)\n"
-        "targets = writer.task_targets(TABLE.name)\n"
+        "targets = writer.task_targets(TARGET_COLUMN)\n"
         "from dragdl.engine.compile import codegen_regression\n"
         "register_task_blocks(Regression.name, REGRESSION)\n"
     )
@@ -166,13 +165,13 @@ def test_a_registered_kind_writes_its_own_blocks(third_kind: Rounded, tmp_path: 
             item["type"] = "train.Regressor"
     assert as_regression == generate_script(graph, ctx_for(tmp_path))
 
-    # Its blocks hold no lines for a table's targets: refused on the train node, naming the kind.
+    # Its blocks hold no lines for a table's target column: refused on the train node, naming the
+    # kind and the form.
     with pytest.raises(GraphInvalid) as caught:
         generate_script(rounded(example("linear_regression_diabetes")), ctx_for(tmp_path))
     (error,) = caught.value.errors
     assert (error.code, error.node_id) == ("codegen_unsupported", "train")
-    assert "the rounded regression kind has no script lines for table data" in error.message
-    assert IMAGES.name not in blocks.targets  # images take the kind's main_head instead
+    assert "the rounded regression kind has no script lines for targets given as column" in error.message
 
 
 def test_blocks_are_checked_to_be_task_blocks(third_kind: Rounded, tmp_path: Path) -> None:

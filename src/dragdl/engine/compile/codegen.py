@@ -44,7 +44,7 @@ from dragdl.engine.compile.codegen_inputs import (
     fit_prints,
     identifiers,
 )
-from dragdl.engine.compile.codegen_tasks import TaskBlocks, task_blocks
+from dragdl.engine.compile.codegen_tasks import TargetForm, TaskBlocks, task_blocks
 from dragdl.engine.data.base import DataContext, Source
 from dragdl.engine.graph.errors import GraphError, GraphInvalid, NodeError
 from dragdl.engine.graph.spec import Graph
@@ -156,13 +156,13 @@ class Writer:
         except NotImplementedError as exc:
             self.unsupported(train_id, exc)
 
-    def task_targets(self, input_type: str) -> tuple[str, str]:
-        """The kind's lines of main() for `input_type` and the definitions they call
+    def task_targets(self, form: TargetForm) -> tuple[str, str]:
+        """The kind's lines of main() for targets loaded in `form` and the definitions they call
         (`TaskBlocks.target_lines`), or `codegen_unsupported` on the train node."""
         task, train_id = self.structure.task, self.structure.train_id
         assert task is not None and train_id is not None
         try:
-            return self.blocks.target_lines(input_type, task)
+            return self.blocks.target_lines(form, task)
         except NotImplementedError as exc:
             self.unsupported(train_id, exc)
 

@@ -8,10 +8,13 @@ per-class precision, recall and F1 of the test report. Formatted as `ruff format
 
 from __future__ import annotations
 
-from dragdl.engine.compile.codegen_tasks import TaskBlocks, register_task_blocks
+from dragdl.engine.compile.codegen_tasks import (
+    TARGET_COLUMN,
+    TARGET_LABELS,
+    TaskBlocks,
+    register_task_blocks,
+)
 from dragdl.engine.compile.codegen_template import SAVE_WEIGHTS
-from dragdl.engine.inputs.sequences import SEQUENCES
-from dragdl.engine.inputs.tables import TABLE
 from dragdl.engine.tasks.classification import Classification
 from dragdl.engine.tasks.settings import TrainConfig
 
@@ -189,7 +192,7 @@ NET_INIT = """    def __init__(self) -> None:
 
 # --- what the input types' writers place (`TaskBlocks.targets`, `target_helpers`) -------------
 
-TABLE_TARGETS = """    labels, classes = class_labels(target)
+COLUMN_TARGETS = """    labels, classes = class_labels(target)
     train_idx, val_idx, test_idx = split_indices(labels, None)
     y_all = torch.from_numpy(labels)
 """
@@ -206,7 +209,7 @@ def class_labels(target: np.ndarray) -> tuple[np.ndarray, list[str]]:
     return labels.astype(np.int64).reshape(-1), classes
 '''
 
-SEQUENCE_TARGETS = """    targets = labels
+LABELS_TARGETS = """    targets = labels
     train_idx, val_idx, test_idx = split_indices(labels, official_test)
 """
 
@@ -233,7 +236,7 @@ CLASSIFICATION = register_task_blocks(
         main_augmented=MAIN_AUGMENTED,
         main_summary=MAIN_SUMMARY,
         main_tail=MAIN_TAIL,
-        targets={TABLE.name: TABLE_TARGETS, SEQUENCES.name: SEQUENCE_TARGETS},
-        target_helpers={TABLE.name: CLASS_LABELS},
+        targets={TARGET_COLUMN: COLUMN_TARGETS, TARGET_LABELS: LABELS_TARGETS},
+        target_helpers={TARGET_COLUMN: CLASS_LABELS},
     ),
 )

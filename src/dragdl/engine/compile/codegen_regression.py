@@ -9,10 +9,13 @@ targets, and MAE, RMSE and R² from the errors. Formatted as `ruff format` write
 from __future__ import annotations
 
 from dragdl.engine.compile.codegen_format import string_literal
-from dragdl.engine.compile.codegen_tasks import TaskBlocks, register_task_blocks
+from dragdl.engine.compile.codegen_tasks import (
+    TARGET_COLUMN,
+    TARGET_LABELS,
+    TaskBlocks,
+    register_task_blocks,
+)
 from dragdl.engine.compile.codegen_template import SAVE_WEIGHTS
-from dragdl.engine.inputs.sequences import SEQUENCES
-from dragdl.engine.inputs.tables import TABLE
 from dragdl.engine.tasks.regression import Regression
 from dragdl.engine.tasks.settings import RegressionConfig
 
@@ -217,12 +220,12 @@ NET_INIT = """    def __init__(self, target_scale: tuple[float, float] = (0.0, 1
 
 # --- what the input types' writers place (`TaskBlocks.targets`) -------------------------------
 
-TABLE_TARGETS = """    targets = target.astype(np.float32)  # regression: the target column's numbers
+COLUMN_TARGETS = """    targets = target.astype(np.float32)  # regression: the target column's numbers
     train_idx, val_idx, test_idx = split_indices(len(targets), None)
     y_all = torch.from_numpy(targets)
 """
 
-SEQUENCE_TARGETS = """    # Regression: a sequence's number (its class name read as one, if it has a class).
+LABELS_TARGETS = """    # Regression: a sequence's number (its class name read as one, if it has a class).
     numbers = np.array([float(name) for name in classes])[labels] if classes else labels
     targets = numbers.astype(np.float32)
     train_idx, val_idx, test_idx = split_indices(len(targets), official_test)
@@ -256,6 +259,6 @@ REGRESSION = register_task_blocks(
         main_summary=MAIN_SUMMARY,
         main_tail=MAIN_TAIL,
         output_scaling=" * self.target_std + self.target_mean",
-        targets={TABLE.name: TABLE_TARGETS, SEQUENCES.name: SEQUENCE_TARGETS},
+        targets={TARGET_COLUMN: COLUMN_TARGETS, TARGET_LABELS: LABELS_TARGETS},
     ),
 )

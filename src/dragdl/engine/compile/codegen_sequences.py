@@ -25,6 +25,7 @@ from dragdl.engine.compile.codegen_inputs import (
     identifiers,
     register_script_writer,
 )
+from dragdl.engine.compile.codegen_tasks import TARGET_LABELS
 from dragdl.engine.data import sequence_ops
 from dragdl.engine.data.pipeline import FIT_MAX_IMAGES
 from dragdl.engine.inputs.sequences import SEQUENCES
@@ -153,7 +154,7 @@ class SequenceScript(ScriptWriter):
     def data(self, writer: Writer) -> DataPart:
         body = writer.dataset_body()
         ops, helpers = writer.operators()
-        targets, target_helpers = writer.task_targets(SEQUENCES.name)
+        targets, target_helpers = writer.task_targets(TARGET_LABELS)
         data = LOAD_HEAD + body + "\n\n" + writer.blocks.split + "\n" + tpl.DERIVE_SEED
         if target_helpers:
             data += "\n" + target_helpers

@@ -31,6 +31,7 @@ from dragdl.engine.compile.codegen_inputs import (
     identifiers,
     register_script_writer,
 )
+from dragdl.engine.compile.codegen_tasks import TARGET_COLUMN
 from dragdl.engine.data.base import DataContext, Source
 from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.spec import Graph
@@ -284,7 +285,7 @@ class TableScript(ScriptWriter):
         functions = helpers(ops)
         data += "\n\n" + (functions + "\n\n\n" if functions else "") + FEATURES.strip("\n")
         data += "\n\n\n" + build_features(ops, names)
-        targets, target_helpers = writer.task_targets(TABLE.name)
+        targets, target_helpers = writer.task_targets(TARGET_COLUMN)
         if target_helpers:
             data += "\n" + target_helpers
         data += "\n" + SHUFFLED_BATCHES

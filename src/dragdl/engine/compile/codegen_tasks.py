@@ -2,7 +2,8 @@
 
 What a script does with its targets is the train node's task kind's: the split, the loss, the
 metrics and which way early stopping looks, the report, the network's answer in target units, the
-kind's own settings, and the lines of `main()` that turn what an input type loads into targets. Each
+kind's own settings, and the lines of `main()` that turn what an input type loads into targets
+(per `TargetForm`). Each
 kind's blocks are one `TaskBlocks` in a module of their own (`codegen_classification.py`,
 `codegen_regression.py`), registered with one `register_task_blocks` line. The kind chooses them
 (`TaskKind.script_blocks`): `engine/tasks` sits below `compile`, so it can only choose among them,
@@ -13,9 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from dragdl.engine.tasks.base import TaskKind
+
+TargetForm = Literal["column", "labels"]
+"""How an input type's script loader hands over the targets, so that a kind writes its target
+lines once per form, not once per input type (a new input type that loads one of these forms
+exports with every kind):
+
+- "column": `target`, a table column's raw values (numbers or text), one per row; the lines leave
+  `labels` or `targets` as the kind needs, `classes`, the split indices and `y_all` (a tensor).
+- "labels": `labels`, an int64 class index per sample into `classes` (or the sample's number when
+  `classes` is empty), and `official_test` (indices or None); the lines leave `targets` (an array)
+  and the split indices.
+"""
+TARGET_COLUMN: TargetForm = "column"
+TARGET_LABELS: TargetForm = "labels"
 
 
 @dataclass(frozen=True)
@@ -54,22 +69,22 @@ class TaskBlocks:
     output_scaling: str = ""
     """Appended to the expression `forward` returns: the network's answer in target units
     (`z * std + mean`); empty when the outputs are used as they are (logits)."""
-    targets: Mapping[str, str] = field(default_factory=dict)
-    """Per input type name, the lines of `main()` that turn what the type's loader returned into
-    the kind's targets and the split indices (a table's `y_all`, a sequence set's `targets`); the
-    type's writer places them. An input type without an entry cannot be exported with this kind."""
-    target_helpers: Mapping[str, str] = field(default_factory=dict)
-    """Per input type name, definitions those lines call (a table's `class_labels`)."""
+    targets: Mapping[TargetForm, str] = field(default_factory=dict)
+    """Per target form (`TargetForm`: how an input type's loader hands over the targets), the lines of
+    `main()` that turn them into the kind's targets and the split indices; the input type's writer
+    places them. A kind without lines for a form cannot be exported with the input types that use it."""
+    target_helpers: Mapping[TargetForm, str] = field(default_factory=dict)
+    """Per target form, definitions those lines call (a column's `class_labels`)."""
 
-    def target_lines(self, input_type: str, task: TaskKind) -> tuple[str, str]:
-        """`targets` and `target_helpers` of `input_type`; NotImplementedError naming the kind and
-        the type when the kind has no lines for it."""
-        lines = self.targets.get(input_type)
+    def target_lines(self, form: TargetForm, task: TaskKind) -> tuple[str, str]:
+        """`targets` and `target_helpers` of `form`; NotImplementedError naming the kind and the
+        form when the kind has no lines for it."""
+        lines = self.targets.get(form)
         if lines is None:
             raise NotImplementedError(
-                f"the {task.title.lower()} kind has no script lines for {input_type} data"
+                f"the {task.title.lower()} kind has no script lines for targets given as {form}"
             )
-        return lines, self.target_helpers.get(input_type, "")
+        return lines, self.target_helpers.get(form, "")
 
 
 BLOCKS: dict[str, TaskBlocks] = {}
