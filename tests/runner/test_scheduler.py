@@ -238,6 +238,38 @@ def test_a_worker_that_does_not_stop_in_time_is_killed_and_marked_stopped(
     assert row.status == TaskStatus.STOPPED and "did not checkpoint" in statuses_messages(sessions, task)[-1]
 
 
+def test_a_worker_whose_end_ray_never_reports_is_settled_by_its_lost_node_or_its_kill(
+    sessions: sessionmaker[Session], config: WorkerConfig, make_user: Any, make_task: MakeTask
+) -> None:
+    """Ray does not always report a worker's end (a removed node's calls can hang): the scheduler
+    judges it by the cluster's node list and by how long ago it killed the worker."""
+    alice = make_user("alice", quota=10)
+    moving = make_task(alice, "moving", resources={"cpus": 2.0, "gpus": 0.0})
+    backend = FakeBackend(cluster=[Node("doomed", "10.0.0.2", Resources(2, 0))])
+    backend.kill = lambda handle: setattr(handle, "killed", True)  # type: ignore[method-assign]
+    runner = scheduler(backend, sessions, config, stop_timeout_s=0.0)
+    runner.tick()
+    assert status_of(sessions, moving).worker_node == "doomed"
+    backend.cluster = [Node("head", "10.0.0.1", Resources(1, 0))]  # its node left; no end reported
+    runner.tick()
+    row = status_of(sessions, moving)
+    assert row.status == TaskStatus.QUEUED and row.resume and row.attempts == 1  # no retry used up
+    assert "left the cluster" in statuses_messages(sessions, moving)[-1]
+
+    stopped = make_task(alice, "stopped", resources={"cpus": 1.0, "gpus": 0.0})
+    runner.tick()
+    assert backend.launched[-1].spec.task_id == stopped.id
+    with sessions() as db:
+        db.execute(Task.__table__.update().where(Task.id == stopped.id).values(stop_requested=True))
+        db.commit()
+    runner.tick()  # sees the request
+    runner.tick()  # the timeout (0 s) has passed: kill, which Ray never confirms
+    assert backend.launched[-1].killed
+    runner.tick()  # the kill is stop_timeout_s (0 s) old: settled all the same
+    assert status_of(sessions, stopped).status == TaskStatus.STOPPED
+    assert runner.running() == []
+
+
 def statuses_messages(sessions: sessionmaker[Session], task: Task) -> list[str]:
     with sessions() as db:
         rows = db.scalars(

@@ -93,6 +93,12 @@ class Attempt:
     adopted: bool = False
     stop_seen: float | None = None
     killed: KillReason | None = None
+    killed_at: float | None = None
+    """When the scheduler killed it (monotonic): an end Ray never reports is settled after a grace."""
+
+    def mark_killed(self, reason: KillReason) -> None:
+        self.killed = self.killed or reason
+        self.killed_at = self.killed_at or time.monotonic()
 
 
 def task_demand(task: Task, nodes: list[Node]) -> Demand:
@@ -200,7 +206,7 @@ class Scheduler(Runner):
             attempt = self._attempts.get(task_id)
             if attempt is None:
                 return True
-            attempt.killed = attempt.killed or "killed"
+            attempt.mark_killed("killed")
         self.backend.kill(attempt.handle)
         ended = self.backend.wait_ended(attempt.handle, timeout_s)
         self.wake()
@@ -379,13 +385,28 @@ class Scheduler(Runner):
         if not attempts:
             return
         by_handle = {id(a.handle): a for a in attempts}
-        for handle, outcome, detail in self.backend.poll([a.handle for a in attempts]):
+        ended = self.backend.poll([a.handle for a in attempts])
+        reported = {id(handle) for handle, _, _ in ended}
+        ended += [end for a in attempts if id(a.handle) not in reported for end in self._unreported_end(a)]
+        for handle, outcome, detail in ended:
             attempt = by_handle[id(handle)]
             # Tracked until its end is committed: a database error here leaves it for the next pass.
             self._settle(attempt, outcome, detail)
             with self._lock:
                 if self._attempts.get(attempt.task_id) is attempt:
                     del self._attempts[attempt.task_id]
+
+    def _unreported_end(self, attempt: Attempt) -> list[tuple[Any, Outcome, str]]:
+        """An end Ray has not reported, judged by the scheduler itself. Ray does not always report a
+        worker's end: after its node is removed the call's answer can hang, and so can a kill's. A
+        worker whose node is no longer in the cluster, or that was killed `stop_timeout_s` ago, has
+        ended, whatever Ray says later."""
+        if attempt.node_id is not None and self._nodes is not None:
+            if all(node.id != attempt.node_id for node in self._nodes):
+                return [(attempt.handle, "died", "its node left the cluster")]
+        if attempt.killed_at is not None and time.monotonic() - attempt.killed_at > self.stop_timeout_s:
+            return [(attempt.handle, "died", "the killed worker did not report its end")]
+        return []
 
     def _settle(self, attempt: Attempt, outcome: Outcome, detail: str) -> None:
         self.backend.kill(attempt.handle)  # an actor that returned exits by itself; this makes sure
@@ -466,13 +487,13 @@ class Scheduler(Runner):
                     log.warning(
                         "task %s did not stop within %s s: killing its worker", row.id, self.stop_timeout_s
                     )
-                    attempt.killed = "stop_timeout"
+                    attempt.mark_killed("stop_timeout")
                     self.backend.kill(attempt.handle)
             elif row.worker_pid is not None and self._judge.lost(
                 row.id, attempt.worker_ref, row.heartbeat_at
             ):
                 log.warning("task %s stopped heartbeating: killing its worker", row.id)
-                attempt.killed = "heartbeat"
+                attempt.mark_killed("heartbeat")
                 self.backend.kill(attempt.handle)
 
     # -- launching -----------------------------------------------------------------------------------
