@@ -41,6 +41,7 @@ from dragdl.runner.suspend import suspend_requested
 from dragdl.runner.transitions import add_event, finish, heartbeat, requeue, retry_or_fail
 
 if TYPE_CHECKING:
+    from dragdl.engine.inputs.base import InputType
     from dragdl.engine.tasks.base import TaskKind
 
 log = logging.getLogger(__name__)
@@ -324,34 +325,30 @@ def _task_kind(graph: dict[str, Any]) -> TaskKind | None:
 
 def model_fields(out_dir: Path) -> dict[str, Any]:
     """What a Model row keeps of a finished run folder's report.json and model.json: classes, test
-    metrics, input spec, the task kind, the input type and, for a table model, its input columns and
-    target."""
+    metrics, input spec, the task kind, the input type and what the input type keeps of its own
+    (`InputType.model_fields`: a table model's input columns and target)."""
     report = _read_json(out_dir / "report.json")
     manifest = _read_json(out_dir / "model.json")
     kind = model_task(manifest, report)
-    table = manifest.get("table") if isinstance(manifest.get("table"), dict) else None
-    columns = table.get("columns") if table is not None else None
-    inputs = table.get("inputs") if table is not None else None
-    if isinstance(columns, list) and isinstance(inputs, list):  # only what the network reads
-        columns = [c for c in columns if isinstance(c, dict) and c.get("name") in inputs]
-    target = table.get("target") if table is not None else None
     # A regressor's dataset "classes" are its distinct target values, not classes it answers.
     from dragdl.engine.tasks.registry import get_task_kind
 
     listed = get_task_kind(kind).classes_are_vocabulary
     classes = (manifest.get("classes") or report.get("classes") or []) if listed else []
+    input_type = model_input_type(manifest)
+    fields: dict[str, Any] = {"input_columns": None, "target": None}
+    fields.update(input_type.model_fields(manifest))
     return {
         "classes": list(classes),
         "metrics": {key: report[key] for key in MODEL_METRIC_KEYS if key in report},
         "input_spec": dict(manifest.get("input") or {}),
         "task": kind,
-        "input_columns": list(columns) if isinstance(columns, list) else None,
-        "target": str(target) if isinstance(target, str) else None,
-        "input_type": model_input_type(manifest),
+        "input_type": input_type.name,
+        **fields,
     }
 
 
-def model_input_type(manifest: dict[str, Any]) -> str:
+def model_input_type(manifest: dict[str, Any]) -> InputType:
     """The input type of a finished run's bundle: its dataset node's (model.json's `dataset.type`), as
     load_bundle reads it; the images' for a bundle whose dataset node this DragDL does not know."""
     from dragdl.engine.inputs.images import IMAGES
@@ -361,7 +358,7 @@ def model_input_type(manifest: dict[str, Any]) -> str:
     dataset = manifest.get("dataset")
     node_type = dataset.get("type") if isinstance(dataset, dict) else None
     kind = get_node_type(node_type) if isinstance(node_type, str) else None
-    return kind.input_type.name if isinstance(kind, DatasetNode) else IMAGES.name
+    return kind.input_type if isinstance(kind, DatasetNode) else IMAGES
 
 
 def model_task(manifest: dict[str, Any], report: dict[str, Any]) -> str:

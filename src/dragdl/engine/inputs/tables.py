@@ -33,6 +33,7 @@ class Table(InputType):
     name: ClassVar[str] = "table"
     title: ClassVar[str] = "Table"
     export_input_name: ClassVar[str] = "features"
+    samples_name: ClassVar[str] = "rows"
     predicts_from: ClassVar[Literal["files", "rows"]] = "rows"
 
     def edge_label(self, shape: Shape) -> str:
@@ -43,8 +44,11 @@ class Table(InputType):
     def sample_shape(self, info: DatasetInfo) -> Shape:
         return (len(info.columns),)
 
+    def describe_sample(self, shape: Shape) -> str:
+        return f"{shape[0]} column{'' if shape[0] == 1 else 's'}"
+
     def summary(self, info: DatasetInfo) -> dict[str, Any]:
-        return {"channels": info.channels, "size": None, "columns": list(info.columns), "target": info.target}
+        return {**super().summary(info), "columns": list(info.columns), "target": info.target}
 
     def prepare(self, source: Source, operators: Sequence[Any], train_rows: np.ndarray) -> Prepared:
         table, steps = _table(source), _steps(operators)
@@ -101,6 +105,19 @@ class Table(InputType):
                 input_shape=[table.features],
             ),
             "table": table,
+        }
+
+    def model_fields(self, manifest: Mapping[str, Any]) -> dict[str, Any]:
+        """The input columns the network reads (name, kind, missing, categories) and the target."""
+        table = manifest.get("table")
+        if not isinstance(table, Mapping):
+            return {}
+        columns, inputs, target = table.get("columns"), table.get("inputs"), table.get("target")
+        if isinstance(columns, list) and isinstance(inputs, list):  # only what the network reads
+            columns = [c for c in columns if isinstance(c, dict) and c.get("name") in inputs]
+        return {
+            "input_columns": list(columns) if isinstance(columns, list) else None,
+            "target": str(target) if isinstance(target, str) else None,
         }
 
 
