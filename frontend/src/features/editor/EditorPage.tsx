@@ -118,7 +118,9 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
   const flowLabels = useFlowAriaLabels();
 
   // The preparation a table needs, keyed by its JSON so it stays the same object while nodes move.
-  const preparationKey = JSON.stringify(preparationFor(errors, nodes, editor.edges, catalog));
+  const preparationKey = JSON.stringify(
+    preparationFor(errors, nodes, editor.edges, catalog, validation.result?.dataset),
+  );
   const { prepareTable } = editor;
   const preparation = useMemo(() => {
     const wanted = JSON.parse(preparationKey) as Preparation | null;

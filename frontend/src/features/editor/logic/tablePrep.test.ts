@@ -133,6 +133,37 @@ describe('table preparation', () => {
     });
     expect(preparationFor([error('output_mismatch', 'linear')], nodes, withStd, TABLE_CATALOG)).toBeNull();
   });
+
+  it('offers all the table needs in one click, though validation names its first problem only', () => {
+    // Validation stops at the first column that cannot reach a layer (text here); the table's
+    // summary says another column has missing values, so one click inserts both fixes.
+    const { nodes, edges } = tableGraph();
+    nodes.push(node('std', 'op.Standardize', 300));
+    const withStd = insertIntoEdge(['std'], edges[0]!, nodes, edges, TABLE_CATALOG)!;
+    const dataset = {
+      classes: [],
+      count: 10,
+      channels: 0,
+      size: null,
+      target: 'species',
+      columns: [
+        { name: 'island', kind: 'category' as const, missing: 0, categories: ['Biscoe'] },
+        { name: 'bill_length_mm', kind: 'number' as const, missing: 2, categories: [] },
+      ],
+    };
+    expect(preparationFor([error('text_feature', 'linear')], nodes, withStd, TABLE_CATALOG, dataset)).toEqual({
+      nodeId: 'linear',
+      types: ['op.Impute', 'op.OneHot'],
+    });
+    // A table with no missing value gets One-hot alone.
+    const complete = { ...dataset, columns: dataset.columns.map((column) => ({ ...column, missing: 0 })) };
+    expect(preparationFor([error('text_feature', 'linear')], nodes, withStd, TABLE_CATALOG, complete)).toEqual({
+      nodeId: 'linear',
+      types: ['op.OneHot'],
+    });
+    // No preparation error, no offer, whatever the table holds.
+    expect(preparationFor([], nodes, withStd, TABLE_CATALOG, dataset)).toBeNull();
+  });
 });
 
 describe('a node dropped on an edge', () => {

@@ -53,21 +53,36 @@ function upstreamKinds(nodeId: string, nodes: readonly EditorNode[], edges: read
   return kinds;
 }
 
+/** The preparation codes the table's columns call for: validation names only its first problem. */
+function tableNeeds(dataset: DatasetSummary | null | undefined): string[] {
+  const columns = dataset?.columns ?? [];
+  return [
+    ...(columns.some((column) => column.missing > 0) ? ['missing_values'] : []),
+    ...(columns.some((column) => column.kind !== 'number') ? ['text_feature'] : []),
+  ];
+}
+
 /**
  * What to insert for the preparation errors (text columns, missing values) on the first layer:
  * Fill missing values for missing values, One-hot for text columns, and Standardize with them,
- * leaving out any operator the chain already has. Null when no such error is in `errors`.
+ * leaving out any operator the chain already has. Validation stops at the first such column, so
+ * the table's summary (`dataset`) adds what its other columns need: one click prepares it all.
+ * Null when no such error is in `errors`.
  */
 export function preparationFor(
   errors: readonly GraphError[],
   nodes: readonly EditorNode[],
   edges: readonly EditorEdge[],
   catalog: CatalogIndex,
+  dataset?: DatasetSummary | null,
 ): Preparation | null {
   const asked = errors.filter((error) => error.node_id && PREPARATION_CODES.has(error.code));
   const nodeId = asked[0]?.node_id;
   if (!nodeId) return null;
-  const codes = new Set(asked.filter((error) => error.node_id === nodeId).map((error) => error.code));
+  const codes = new Set([
+    ...asked.filter((error) => error.node_id === nodeId).map((error) => error.code),
+    ...tableNeeds(dataset),
+  ]);
   const present = upstreamKinds(nodeId, nodes, edges);
   const types = PREPARATION.filter((step) => step.code === null || codes.has(step.code))
     .map((step) => step.type)
