@@ -136,3 +136,29 @@ def test_a_file_it_cannot_use_is_one_line_naming_the_file_and_line(bundle: Path,
     pickled.write_bytes(buffer.getvalue())
     result = invoke("predict", bundle, pickled)
     assert result.exit_code != 0 and "evil.npy: holds Python objects" in result.stderr
+
+
+def test_validate_words_a_sequence_set_by_its_steps_and_features(tmp_path: Path) -> None:
+    """The dataset line comes from the input type: sequences counted as such, and one sample as its
+    steps and features ('?' steps when the lengths vary), not as images of some channels and size."""
+    rng = np.random.default_rng(3)
+    series = [rng.normal(size=(int(rng.integers(5, 12)), 3)).round(3).astype(np.float32) for _ in range(6)]
+    (tmp_path / "three.ts").write_text(ts_text(series, ["a", "b"] * 3, ["a", "b"]))
+    graph = chain(
+        "sensors",
+        [
+            ("data", "dataset.sequence", {"source": "file", "path": "three.ts"}),
+            ("gru", "layer.GRU", {"hidden_size": 4}),
+            ("last", "layer.LastStep", {}),
+            ("fc", "layer.Linear", {"out_features": "auto"}),
+            ("train", "train.Classifier", {"epochs": 1, "device": "cpu"}),
+        ],
+    )
+    (tmp_path / "graph.json").write_text(json.dumps(graph))
+    result = invoke("validate", tmp_path / "graph.json", "--data-dir", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "dataset: 6 sequences, 2 classes, ? steps x 3 features" in result.stdout, result.stdout
+    assert "images" not in result.stdout and "channel" not in result.stdout
+    summary = json.loads(invoke("validate", tmp_path / "graph.json", "--json", "--data-dir", tmp_path).stdout)
+    assert summary["dataset"]["shape"] == [None, 3]
+    assert summary["dataset"]["samples_name"] == "sequences"

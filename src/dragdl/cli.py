@@ -68,9 +68,11 @@ def validate(
                 highlight=False,
             )
         elif dataset:
+            # Its input type words one sample (validate.py: InputType.summary).
+            classes = f", {len(dataset.classes)} classes" if dataset.classes else ""
             console.print(
-                f"dataset: {dataset.count} images, {len(dataset.classes)} classes, "
-                f"{dataset.channels} channel(s), size {dataset.size or 'varies'}"
+                f"dataset: {dataset.count} {dataset.samples_name}{classes}, {escape(dataset.sample or '')}",
+                highlight=False,
             )
     else:
         print_graph_errors(result.errors, raw)

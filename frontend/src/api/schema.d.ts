@@ -1373,6 +1373,22 @@ export interface components {
              */
             target?: string | null;
             /**
+             * Shape
+             * @description One sample's shape as the dataset node outputs it: (C, H, W) images, (F,) features, (T, F) sequences; a dimension that varies is null.
+             */
+            shape?: (number | null)[] | null;
+            /**
+             * Sample
+             * @description One sample in words, as its input type says it: '28 steps x 28 features'.
+             */
+            sample?: string | null;
+            /**
+             * Samples Name
+             * @description What the count counts: images, rows, sequences.
+             * @default samples
+             */
+            samples_name: string;
+            /**
              * Missing Targets
              * @description Rows left out of the data because their target is missing (`count` is without them).
              * @default 0
@@ -1812,8 +1828,11 @@ export interface components {
         PortSpec: {
             /** Name */
             name: string;
-            /** Types */
-            types: ("images" | "table" | "sequence" | "points" | "tensor" | "logits")[];
+            /**
+             * Types
+             * @description The port types it takes or gives: an input type's name (images, table, sequence, or one another module registered), tensor, logits, or data (any input type).
+             */
+            types: string[];
             /** Multiple */
             multiple: boolean;
             /** Label */

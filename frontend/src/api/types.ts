@@ -134,10 +134,18 @@ export interface ColumnInfo {
 }
 
 export interface DatasetSummary {
+  /** The dataset's input type (images, table, sequence): its port type. */
+  input_type?: string;
   classes: string[];
   count: number;
   channels: number;
   size: string | null;
+  /** One sample's shape as the dataset node outputs it, (T, F) for sequences; null where a dimension varies. */
+  shape?: (number | null)[] | null;
+  /** One sample in (English) words, as its input type says it: "28 steps x 28 features". */
+  sample?: string | null;
+  /** What `count` counts (English): images, rows, sequences. */
+  samples_name?: string;
   /** Tables only: the input columns (without the target) and the target column. */
   columns?: ColumnInfo[] | null;
   target?: string | null;

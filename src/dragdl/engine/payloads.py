@@ -15,7 +15,10 @@ from dragdl.engine.graph.errors import GraphError
 
 class PortSpec(BaseModel):
     name: str
-    types: list[Literal["images", "table", "sequence", "points", "tensor", "logits"]]
+    types: list[str] = Field(
+        description="The port types it takes or gives: an input type's name (images, table, sequence, "
+        "or one another module registered), tensor, logits, or data (any input type)."
+    )
     multiple: bool
     label: str
 
@@ -65,6 +68,15 @@ class DatasetSummary(BaseModel):
         None, description="A table's feature columns (kind, missing values, categories); null for images."
     )
     target: str | None = Field(None, description="A table's target column.")
+    shape: list[int | None] | None = Field(
+        None,
+        description="One sample's shape as the dataset node outputs it: (C, H, W) images, (F,) features, "
+        "(T, F) sequences; a dimension that varies is null.",
+    )
+    sample: str | None = Field(
+        None, description="One sample in words, as its input type says it: '28 steps x 28 features'."
+    )
+    samples_name: str = Field("samples", description="What the count counts: images, rows, sequences.")
     missing_targets: int = Field(
         0, description="Rows left out of the data because their target is missing (`count` is without them)."
     )

@@ -5,6 +5,11 @@ import type { Widen } from '../tasks/messages';
 const en = {
   inputs: {
     sequenceFacts: '{{steps}} steps × {{features}} features',
+    sequenceSummary_one: '{{samples}} sequence · {{classes}} classes · {{steps}} steps × {{features}} features',
+    sequenceSummary_other: '{{samples}} sequences · {{classes}} classes · {{steps}} steps × {{features}} features',
+    sequenceValuesSummary_one: '{{samples}} sequence · {{steps}} steps × {{features}} features',
+    sequenceValuesSummary_other: '{{samples}} sequences · {{steps}} steps × {{features}} features',
+    genericSummary: '{{samples}} samples · {{classes}} classes · {{shape}} each',
     sequenceNote_one: '{{samples}} sequence · {{steps}} steps × {{features}} features',
     sequenceNote_other: '{{samples}} sequences · {{steps}} steps × {{features}} features',
     genericFacts_one: '{{count}} class',
@@ -54,6 +59,11 @@ const en = {
 const zh: Widen<typeof en> = {
   inputs: {
     sequenceFacts: '{{steps}} 步 × {{features}} 个特征',
+    sequenceSummary_one: '{{samples}} 个序列 · {{classes}} 个类别 · {{steps}} 步 × {{features}} 个特征',
+    sequenceSummary_other: '{{samples}} 个序列 · {{classes}} 个类别 · {{steps}} 步 × {{features}} 个特征',
+    sequenceValuesSummary_one: '{{samples}} 个序列 · {{steps}} 步 × {{features}} 个特征',
+    sequenceValuesSummary_other: '{{samples}} 个序列 · {{steps}} 步 × {{features}} 个特征',
+    genericSummary: '{{samples}} 个样本 · {{classes}} 个类别 · 每个 {{shape}}',
     sequenceNote_one: '{{samples}} 个序列 · {{steps}} 步 × {{features}} 个特征',
     sequenceNote_other: '{{samples}} 个序列 · {{steps}} 步 × {{features}} 个特征',
     genericFacts_one: '{{count}} 个类别',

@@ -2,12 +2,13 @@ import i18next, { type TFunction } from 'i18next';
 import { describe, expect, it } from 'vitest';
 import en from '../../i18n/en';
 import zh from '../../i18n/zh';
-import type { CatalogEntry } from '../../api/types';
+import type { CatalogEntry, DatasetSummary } from '../../api/types';
 import { indexCatalog } from '../catalog/catalogIndex';
 import type { DatasetPublic } from '../datasets/api';
 import {
   datasetFacts,
   datasetInputType,
+  datasetSummary,
   edgeLabel,
   GenericPredict,
   GenericPreview,
@@ -101,5 +102,25 @@ describe('the input type registry', () => {
       { index: 1, name: 'b', count: 1 },
     ];
     expect(datasetFacts(dataset({ classes }), 'points', t, 'en')).toBe('2 classes');
+  });
+
+  it('words what validation read of a dataset by its input type, in both languages', async () => {
+    const t = { en: await translator('en'), zh: await translator('zh') };
+    const summary = (extra: Partial<DatasetSummary>): DatasetSummary => ({
+      classes: ['up', 'down'],
+      count: 1200,
+      channels: 0,
+      size: null,
+      ...extra,
+    });
+    const varying = summary({ input_type: 'sequence', shape: [null, 3] });
+    expect(datasetSummary(varying, t.en, 'en')).toBe('1,200 sequences · 2 classes · ? steps × 3 features');
+    expect(datasetSummary(varying, t.zh, 'zh')).toBe('1,200 个序列 · 2 个类别 · ? 步 × 3 个特征');
+    const values = summary({ input_type: 'sequence', shape: [28, 28], classes: [] });
+    expect(datasetSummary(values, t.en, 'en')).toBe('1,200 sequences · 28 steps × 28 features');
+    const images = summary({ input_type: 'images', channels: 1, size: '28x28', shape: [1, 28, 28] });
+    expect(datasetSummary(images, t.en, 'en')).toBe('1,200 images · 2 classes · 1 channel(s) · 28×28');
+    const points = summary({ input_type: 'points', shape: [1024, 3] });
+    expect(datasetSummary(points, t.en, 'en')).toBe('1,200 samples · 2 classes · 1024×3 each');
   });
 });

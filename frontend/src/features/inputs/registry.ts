@@ -5,6 +5,7 @@
 // The components are lazy: each loads with the first preview or prediction page of its type.
 import { lazy, type ComponentType } from 'react';
 import type { TFunction } from 'i18next';
+import type { DatasetSummary } from '../../api/types';
 import type { CatalogIndex } from '../catalog/catalogIndex';
 import type { DatasetPublic } from '../datasets/api';
 import type { ModelPublic } from '../models/api';
@@ -42,6 +43,13 @@ export const INPUT_VIEWS: Readonly<Record<string, InputView>> = {
         classes: dataset.classes.length,
         kind: t(`datasets.kind.${dataset.kind}`),
       }),
+    summary: (dataset, t, language) =>
+      t('props.datasetSummary', {
+        images: count(language, dataset.count),
+        classes: dataset.classes.length,
+        channels: dataset.channels,
+        size: dataset.size ? prettyShape(dataset.size) : t('props.sizeVaries'),
+      }),
   },
   table: {
     Preview: TablePreview,
@@ -68,6 +76,16 @@ export const INPUT_VIEWS: Readonly<Record<string, InputView>> = {
         samples: count(language, dataset.count),
         ...sequenceFacts(dataset),
       }),
+    summary: (dataset, t, language) => {
+      const [steps, features] = dataset.shape ?? [];
+      return t(dataset.classes.length ? 'inputs.sequenceSummary' : 'inputs.sequenceValuesSummary', {
+        count: dataset.count,
+        samples: count(language, dataset.count),
+        classes: dataset.classes.length,
+        steps: steps ?? '?',
+        features: features ?? '?',
+      });
+    },
   },
 };
 
@@ -116,6 +134,18 @@ export function modelInputType(model: Pick<ModelPublic, 'input_columns'> & { inp
 export function datasetFacts(dataset: DatasetPublic, type: string, t: TFunction, language: string): string {
   const own = inputView(type).facts;
   return own ? own(dataset, t, language) : t('inputs.genericFacts', { count: dataset.classes.length });
+}
+
+/** What validation read of a dataset, in one line: its type's words, else its count, classes and one
+ * sample's shape. */
+export function datasetSummary(dataset: DatasetSummary, t: TFunction, language: string): string {
+  const own = inputView(dataset.input_type).summary;
+  if (own) return own(dataset, t, language);
+  return t('inputs.genericSummary', {
+    samples: count(language, dataset.count),
+    classes: dataset.classes.length,
+    shape: dataset.shape ? dataset.shape.map((dim) => dim ?? '?').join('×') : '?',
+  });
 }
 
 /** The dataset picker's note for a chosen dataset. */

@@ -1,5 +1,6 @@
 import type { ComponentType, ReactNode } from 'react';
 import type { TFunction } from 'i18next';
+import type { DatasetSummary } from '../../api/types';
 import type { DatasetDetail, DatasetPublic } from '../datasets/api';
 import type { ModelPublic } from '../models/api';
 
@@ -26,4 +27,6 @@ export interface InputView {
   facts?: (dataset: DatasetPublic, t: TFunction, language: string) => string;
   /** The dataset picker's note under a chosen dataset (default: `facts`). */
   note?: (dataset: DatasetPublic, t: TFunction, language: string) => string;
+  /** What validation read of the dataset, in one line (the property panel's dataset facts). */
+  summary?: (dataset: DatasetSummary, t: TFunction, language: string) => string;
 }

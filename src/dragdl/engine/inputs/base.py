@@ -98,6 +98,8 @@ class InputType(ABC):
     """How people call it: "Images", "Table", "Sequences"."""
     export_input_name: ClassVar[str]
     """The input's name in exported graphs (ONNX, TorchScript)."""
+    samples_name: ClassVar[str] = "samples"
+    """What one counts of it, in the plural: "images", "rows", "sequences" (`dragdl validate`)."""
 
     # -- ports and shapes ------------------------------------------------------------------------
 
@@ -109,11 +111,23 @@ class InputType(ABC):
     def sample_shape(self, info: DatasetInfo) -> Shape:
         """One sample's shape as the dataset node outputs it: (C, H, W), (F,), (T, F)."""
 
+    def describe_sample(self, shape: Shape) -> str:
+        """One sample in words, from its shape (`sample_shape`): "1 channel(s), size 28x28",
+        "28 steps x 28 features"."""
+        return format_shape(shape)
+
     def summary(self, info: DatasetInfo) -> dict[str, Any]:
         """What validation results say of the dataset beside its classes and count
-        (payloads.DatasetSummary's other fields)."""
-        size = None if info.size is None else f"{info.size[0]}x{info.size[1]}"
-        return {"channels": info.channels, "size": size}
+        (payloads.DatasetSummary's other fields): by default one sample's shape, in numbers and in
+        words, and what its samples are called."""
+        shape = self.sample_shape(info)
+        return {
+            "channels": info.channels,
+            "size": None,
+            "shape": list(shape),
+            "sample": self.describe_sample(shape),
+            "samples_name": self.samples_name,
+        }
 
     # -- training --------------------------------------------------------------------------------
 

@@ -31,8 +31,19 @@ class Images(InputType):
     title: ClassVar[str] = "Images"
     export_input_name: ClassVar[str] = "images"
 
+    samples_name: ClassVar[str] = "images"
+
     def sample_shape(self, info: DatasetInfo) -> Shape:
         return (info.channels, *(info.size or (None, None)))
+
+    def describe_sample(self, shape: Shape) -> str:
+        channels, height, width = shape
+        size = "varies" if height is None or width is None else f"{height}x{width}"
+        return f"{channels} channel(s), size {size}"
+
+    def summary(self, info: DatasetInfo) -> dict[str, Any]:
+        size = None if info.size is None else f"{info.size[0]}x{info.size[1]}"
+        return {**super().summary(info), "size": size}
 
     def pipeline(
         self, source: Source, splits: Splits, prepared: Prepared, settings: BatchSettings

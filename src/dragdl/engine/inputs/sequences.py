@@ -58,6 +58,7 @@ class Sequences(InputType):
     name: ClassVar[str] = "sequence"
     title: ClassVar[str] = "Sequences"
     export_input_name: ClassVar[str] = "sequence"
+    samples_name: ClassVar[str] = "sequences"
 
     def edge_label(self, shape: Shape) -> str:
         if len(shape) != 2:
@@ -70,8 +71,12 @@ class Sequences(InputType):
             raise ValueError(f"a sequence dataset describes one sample as (T, F), not {info.shape}")
         return info.shape
 
-    def summary(self, info: DatasetInfo) -> dict[str, Any]:
-        return {"channels": info.channels, "size": None}
+    def describe_sample(self, shape: Shape) -> str:
+        """'28 steps x 28 features'; '? steps x 3 features' when the lengths vary."""
+        if len(shape) != 2:
+            return super().describe_sample(shape)
+        steps, features = ("?" if dim is None else str(dim) for dim in shape)
+        return f"{steps} steps x {features} feature{'' if features == '1' else 's'}"
 
     def prepare(self, source: Source, operators: Sequence[Any], train_rows: np.ndarray) -> Prepared:
         # Standardize features learns inside the pipeline, as an image Normalize does: nothing before

@@ -5,8 +5,8 @@ import type { GraphError, JsonValue, ValidationResult } from '../../../api/types
 import type { CatalogIndex } from '../../catalog/catalogIndex';
 import { errorText, fieldTitle } from '../logic/errorMessage';
 import { fieldApplies, fieldsFromSchema } from '../logic/schemaForm';
-import { prettyShape, tableFacts } from '../logic/summary';
-import { edgeLabel } from '../../inputs/registry';
+import { tableFacts } from '../logic/summary';
+import { datasetSummary, edgeLabel } from '../../inputs/registry';
 import type { DatasetSummary } from '../../../api/types';
 import type { EditorNode, GraphMeta } from '../logic/types';
 import { TABLE_TYPE } from '../logic/tablePrep';
@@ -182,22 +182,15 @@ function NodeProperties({
   );
 }
 
-/** What validation read from the dataset: images and classes, or a table's rows and columns. */
+/** What validation read from the dataset: a table's rows and columns, else its input type's line. */
 function DatasetFacts({ dataset }: { dataset: DatasetSummary }) {
   const { t, i18n } = useTranslation();
   const table = tableFacts(dataset);
   if (!table) {
     return (
-      <div className="props__dataset">
+      <div className="props__dataset" data-dataset={dataset.input_type}>
         <h3>{t('props.dataset')}</h3>
-        <p>
-          {t('props.datasetSummary', {
-            images: dataset.count.toLocaleString(i18n.language),
-            classes: dataset.classes.length,
-            channels: dataset.channels,
-            size: dataset.size ? prettyShape(dataset.size) : t('props.sizeVaries'),
-          })}
-        </p>
+        <p>{datasetSummary(dataset, t, i18n.language)}</p>
       </div>
     );
   }
