@@ -21,7 +21,7 @@ import { asDatasetNode } from '../editor/logic/datasetNode';
 import { ApiError } from '../../api/client';
 import { errorText } from '../../i18n/errorText';
 import { useCatalog } from '../catalog/CatalogProvider';
-import { datasetFacts, datasetInputType } from '../inputs/registry';
+import { countedSamples, countTitle, datasetFacts, datasetInputType } from '../inputs/registry';
 import './datasets.css';
 
 // The preview brings ECharts (the per-class bar chart): loaded when a dataset is opened.
@@ -162,17 +162,10 @@ export default function DatasetsPage() {
         onUploaded={(dataset) => {
           notify({
             kind: 'success',
-            message: t(
-              dataset.columns
-                ? 'datasets.uploadedTable'
-                : (dataset as { sequence?: unknown }).sequence
-                  ? 'datasets.uploadedSequences'
-                  : 'datasets.uploaded',
-              {
-                name: dataset.name,
-                count: dataset.count,
-              },
-            ),
+            message: t('datasets.uploaded', {
+              name: dataset.name,
+              counted: countedSamples(datasetInputType(dataset, catalog), dataset.count, t, i18n.language),
+            }),
           });
           setSelected(dataset.id);
           datasets.refresh();
@@ -193,7 +186,10 @@ export default function DatasetsPage() {
                 <th scope="col">{t('datasets.col.name')}</th>
                 <th scope="col">{t('datasets.col.kind')}</th>
                 <th scope="col" className="num">
-                  {t('datasets.col.images')}
+                  {countTitle(
+                    list.map((dataset) => datasetInputType(dataset, catalog)),
+                    t,
+                  )}
                 </th>
                 <th scope="col" className="num">
                   {t('datasets.col.classes')}
@@ -226,7 +222,12 @@ export default function DatasetsPage() {
                     </button>
                   </td>
                   <td>{t(`datasets.kind.${dataset.kind}`)}</td>
-                  <td className="num">{dataset.count.toLocaleString(i18n.language)}</td>
+                  <td
+                    className="num"
+                    title={countedSamples(datasetInputType(dataset, catalog), dataset.count, t, i18n.language)}
+                  >
+                    {dataset.count.toLocaleString(i18n.language)}
+                  </td>
                   {/* A table has no classes until a train node picks its target column. */}
                   <td className="num">{dataset.columns ? '—' : dataset.classes.length}</td>
                   <td>{datasetFacts(dataset, datasetInputType(dataset, catalog), t, i18n.language)}</td>

@@ -23,9 +23,7 @@ const en = {
     sent: '{{loaded}} of {{total}} sent ({{percent}}%)',
     processing: 'Uploaded; the server is unpacking and checking the images…',
     cancelled: 'The upload was cancelled.',
-    uploaded: 'Uploaded “{{name}}” ({{count}} images)',
-    uploadedTable: 'Uploaded “{{name}}” ({{count}} rows)',
-    uploadedSequences: 'Uploaded “{{name}}” ({{count}} sequences)',
+    uploaded: 'Uploaded “{{name}}” ({{counted}})',
     check: {
       mixed: 'send one .zip, .npy files, one table or .ts files, not a mix',
       manyZips: 'send one .zip at a time',
@@ -37,9 +35,8 @@ const en = {
     col: {
       name: 'Name',
       kind: 'Kind',
-      images: 'Images / rows',
       classes: 'Classes',
-      format: 'Images are',
+      format: 'Format',
       bytes: 'On disk',
       created: 'Uploaded',
       actions: 'Actions',
@@ -112,9 +109,7 @@ const zh: Widen<typeof en> = {
     sent: '已发送 {{loaded}} / {{total}}（{{percent}}%）',
     processing: '已上传；服务器正在解包并检查图像…',
     cancelled: '上传已取消。',
-    uploaded: '已上传“{{name}}”（{{count}} 张图像）',
-    uploadedTable: '已上传“{{name}}”（{{count}} 行）',
-    uploadedSequences: '已上传“{{name}}”（{{count}} 个序列）',
+    uploaded: '已上传“{{name}}”（{{counted}}）',
     check: {
       mixed: '请只发送一个 .zip、若干 .npy 文件、一个表格或 .ts 文件，不要混合',
       manyZips: '一次只能发送一个 .zip',
@@ -126,9 +121,8 @@ const zh: Widen<typeof en> = {
     col: {
       name: '名称',
       kind: '类型',
-      images: '图像 / 行',
       classes: '类别',
-      format: '图像格式',
+      format: '格式',
       bytes: '磁盘占用',
       created: '上传时间',
       actions: '操作',

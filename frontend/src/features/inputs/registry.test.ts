@@ -8,6 +8,8 @@ import type { DatasetPublic } from '../datasets/api';
 import {
   datasetFacts,
   datasetInputType,
+  countedSamples,
+  countTitle,
   datasetSummary,
   edgeLabel,
   GenericPredict,
@@ -122,5 +124,17 @@ describe('the input type registry', () => {
     expect(datasetSummary(images, t.en, 'en')).toBe('1,200 images · 2 classes · 1 channel(s) · 28×28');
     const points = summary({ input_type: 'points', shape: [1024, 3] });
     expect(datasetSummary(points, t.en, 'en')).toBe('1,200 samples · 2 classes · 1024×3 each');
+  });
+
+  it('titles the count column by the input types listed, and words a count as its type does', async () => {
+    const t = { en: await translator('en'), zh: await translator('zh') };
+    expect(countTitle(['sequence', 'sequence'], t.en)).toBe('Sequences');
+    expect(countTitle(['images', 'table', 'images'], t.en)).toBe('Images / Rows');
+    expect(countTitle(['sequence'], t.zh)).toBe('序列数');
+    expect(countTitle(['points'], t.en)).toBe('Samples');
+    expect(countedSamples('sequence', 1200, t.en, 'en')).toBe('1,200 sequences');
+    expect(countedSamples('table', 1, t.en, 'en')).toBe('1 row');
+    expect(countedSamples('images', 120, t.zh, 'zh')).toBe('120 张图像');
+    expect(countedSamples('points', 3, t.en, 'en')).toBe('3 samples');
   });
 });

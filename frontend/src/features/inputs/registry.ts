@@ -29,6 +29,8 @@ export const INPUT_VIEWS: Readonly<Record<string, InputView>> = {
   images: {
     Preview: ImagePreview,
     Predict: ImagePredict,
+    countTitle: (t) => t('inputs.countImages'),
+    counted: (n, t, language) => t('inputs.countedImages', { count: n, samples: count(language, n) }),
     facts: (dataset, t) => {
       const size = dataset.size
         ? `${dataset.size[0]}×${dataset.size[1]}`
@@ -54,6 +56,8 @@ export const INPUT_VIEWS: Readonly<Record<string, InputView>> = {
   table: {
     Preview: TablePreview,
     Predict: TablePredict,
+    countTitle: (t) => t('inputs.countRows'),
+    counted: (n, t, language) => t('inputs.countedRows', { count: n, samples: count(language, n) }),
     edgeLabel: (shape, t) => {
       const match = FEATURES.exec(shape);
       return match ? t('shape.features', { count: Number(match[1]) }) : null;
@@ -65,6 +69,8 @@ export const INPUT_VIEWS: Readonly<Record<string, InputView>> = {
   sequence: {
     Preview: SequencePreview,
     Predict: SequencePredict,
+    countTitle: (t) => t('inputs.sequences'),
+    counted: (n, t, language) => t('inputs.countedSequences', { count: n, samples: count(language, n) }),
     edgeLabel: (shape, t) => {
       const match = SEQUENCE.exec(shape);
       return match ? t('shape.sequence', { steps: match[1], features: match[2] }) : null;
@@ -134,6 +140,19 @@ export function modelInputType(model: Pick<ModelPublic, 'input_columns'> & { inp
 export function datasetFacts(dataset: DatasetPublic, type: string, t: TFunction, language: string): string {
   const own = inputView(type).facts;
   return own ? own(dataset, t, language) : t('inputs.genericFacts', { count: dataset.classes.length });
+}
+
+/** The title of a column counting the samples of datasets of `types` (the datasets list): each type's
+ * word once, "Images / Rows" for a list of images and tables. */
+export function countTitle(types: readonly string[], t: TFunction): string {
+  const titles = [...new Set(types)].map((type) => inputView(type).countTitle?.(t) ?? t('inputs.countSamples'));
+  return [...new Set(titles)].join(' / ') || t('inputs.countSamples');
+}
+
+/** A count of a dataset's samples in words, as its type says it ("1,200 sequences"). */
+export function countedSamples(type: string, n: number, t: TFunction, language: string): string {
+  const own = inputView(type).counted;
+  return own ? own(n, t, language) : t('inputs.countedSamples', { count: n, samples: count(language, n) });
 }
 
 /** What validation read of a dataset, in one line: its type's words, else its count, classes and one

@@ -27,6 +27,10 @@ export interface InputView {
   facts?: (dataset: DatasetPublic, t: TFunction, language: string) => string;
   /** The dataset picker's note under a chosen dataset (default: `facts`). */
   note?: (dataset: DatasetPublic, t: TFunction, language: string) => string;
+  /** What a dataset's count counts, as a column title: "Images", "Rows", "Sequences". */
+  countTitle?: (t: TFunction) => string;
+  /** A count of its samples in words: "1,200 sequences". */
+  counted?: (count: number, t: TFunction, language: string) => string;
   /** What validation read of the dataset, in one line (the property panel's dataset facts). */
   summary?: (dataset: DatasetSummary, t: TFunction, language: string) => string;
 }

@@ -50,7 +50,7 @@ export default function ImagePreview({ dataset }: PreviewProps) {
     <>
       <dl className="facts facts--row">
         <div>
-          <dt>{t('datasets.col.images')}</dt>
+          <dt>{t('inputs.countImages')}</dt>
           <dd>{dataset.count.toLocaleString(i18n.language)}</dd>
         </div>
         <div>
