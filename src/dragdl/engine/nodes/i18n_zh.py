@@ -378,7 +378,7 @@ ZH: dict[str, str] = {
     "Epochs": "训练轮数",
     "Passes over the training split.": "遍历训练集的次数。",
     "Batch size": "批大小",
-    "Samples per optimization step.": "每个优化步骤使用的图像数。",
+    "Samples per optimization step.": "每个优化步骤使用的样本数。",
     "Optimizer": "优化器",
     "Optimization algorithm.": "优化算法。",
     "Learning rate": "学习率",
@@ -411,10 +411,10 @@ ZH: dict[str, str] = {
     "Device": "设备",
     "Where to train; auto picks CUDA when available.": "在哪里训练；“自动”在有 GPU 时使用 GPU。",
     "Validation share": "验证集比例",
-    "Share of the samples held out for validation.": "留作验证的图像比例。",
+    "Share of the samples held out for validation.": "留作验证的样本比例。",
     "Test share": "测试集比例",
     "Share of the samples held out for the final test (ignored with a predefined test set).": (
-        "留作最终测试的图像比例（数据集自带测试集时忽略）。"
+        "留作最终测试的样本比例（数据集自带测试集时忽略）。"
     ),
     "Checkpoint interval (minutes)": "检查点间隔（分钟）",
     "Minutes between mid-epoch checkpoints; 0 checkpoints only at epoch ends.": (
