@@ -10,7 +10,7 @@ import { ApiError } from '../../api/graphs';
 import type { Choose, Confirm, Question } from '../../ui/ConfirmDialog';
 import { useNotify } from '../../ui/toast';
 import type { CatalogIndex } from '../catalog/catalogIndex';
-import { fitsGraph, UPLOADED_TYPE, withUploadedDataset } from './logic/datasetNode';
+import { fitsGraph, nameForDataset, UPLOADED_TYPE, withUploadedDataset } from './logic/datasetNode';
 import { flowToGraph, graphToFlow, parseGraphJson } from './logic/convert';
 import { sameName, saveKind } from './logic/saveKind';
 import type { LayoutView } from './logic/layout';
@@ -184,9 +184,11 @@ export function useGraphDocument({
 
   // What another page asked for before opening the editor (it asked the user already).
   const graphNow = useRef(editor.graph);
+  const linkNow = useRef(server.link);
   useLayoutEffect(() => {
     graphNow.current = editor.graph;
-  }, [editor.graph]);
+    linkNow.current = server.link;
+  }, [editor.graph, server.link]);
   useEffect(() => {
     const request = takeEditRequest();
     if (request?.kind === 'graph') {
@@ -199,7 +201,14 @@ export function useGraphDocument({
         : { ...EMPTY_GRAPH, name: request.dataset.name };
       if (start !== graphNow.current) detach();
       const { graph, nodeId } = withUploadedDataset(start, request.dataset);
-      loadGraph(graph.nodes.length === 1 ? { ...graph, name: request.dataset.name } : graph);
+      // A draft (a template) is renamed for its new data; a saved graph keeps its name.
+      const name =
+        graph.nodes.length === 1
+          ? request.dataset.name
+          : linkNow.current === null
+            ? nameForDataset(graph.name, request.dataset.name)
+            : graph.name;
+      loadGraph({ ...graph, name });
       selectOnly([nodeId]);
     }
   }, [load, loadGraph, selectOnly, catalog, detach]);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GraphSpec } from '../../../api/types';
 import { ENTRIES } from '../../../test/fixtures';
 import { indexCatalog } from '../../catalog/catalogIndex';
-import { asDatasetNode, fitsGraph, withUploadedDataset } from './datasetNode';
+import { asDatasetNode, fitsGraph, nameForDataset, withUploadedDataset } from './datasetNode';
 
 const dataset = { id: 'ds_42', name: 'My digits' };
 
@@ -131,5 +131,19 @@ describe('a dataset of another port type', () => {
     expect(fitsGraph(cnn, 'dataset.table', catalog)).toBe(false);
     expect(fitsGraph(cnn, 'dataset.uploaded', catalog)).toBe(true);
     expect(fitsGraph({ ...cnn, nodes: [], edges: [] }, 'dataset.table', catalog)).toBe(true);
+  });
+});
+
+describe('the name of a template that takes another dataset', () => {
+  it('names the new dataset where the template named its own', () => {
+    // A penguin model trained from the breast-cancer template was called "MLP (breast cancer)".
+    expect(nameForDataset('MLP (breast cancer)', 'penguins')).toBe('MLP (penguins)');
+    expect(nameForDataset('多层感知机（乳腺癌）', '企鹅')).toBe('多层感知机（企鹅）');
+    expect(nameForDataset('LSTM classifier (sequential MNIST)', 'Sensors')).toBe('LSTM classifier (Sensors)');
+  });
+
+  it('leaves a name that names no dataset as it is', () => {
+    expect(nameForDataset('My network', 'penguins')).toBe('My network');
+    expect(nameForDataset('(draft)', 'penguins')).toBe('(draft)');
   });
 });

@@ -89,3 +89,15 @@ export function fitsGraph(graph: GraphSpec, type: string, catalog: CatalogIndex)
   };
   return produced(current.type) === produced(type);
 }
+
+/**
+ * The name of a draft whose dataset node now reads `dataset`: a template is named after the data
+ * it was made for ("MLP (breast cancer)"), which a model trained on another table would keep; the
+ * part in brackets names the new dataset instead ("MLP (penguins)"). Other names stay.
+ */
+export function nameForDataset(name: string, dataset: string): string {
+  const match = /^(.*\S)\s*([(（])[^()（）]+([)）])$/u.exec(name);
+  if (!match) return name;
+  const [, head, open, close] = match;
+  return open === '(' ? `${head} (${dataset}${close}` : `${head}${open}${dataset}${close}`;
+}
