@@ -7,7 +7,7 @@ import { errorText, fieldTitle } from '../logic/errorMessage';
 import { blockingErrors } from '../logic/severity';
 import { summarizeParams } from '../logic/summary';
 import type { EditorNode, NodeCategory } from '../logic/types';
-import { inputPortText, shownOnCard } from './cardText';
+import { ALONE_PORT_TEXT_COLUMNS, inputPortText, PORT_TEXT_COLUMNS, shownOnCard } from './cardText';
 import { CategoryIcon } from './CategoryIcon';
 
 /** Handles sit on fixed rows under the header, so each lines up with its port label. */
@@ -21,11 +21,13 @@ function ConnectionCount({ port }: { port: PortSpec }) {
   return <>×{connections.length}</>;
 }
 
-function InputPort({ port, index }: { port: PortSpec; index: number }) {
+/** `alone`: no output label shares the port's row, so its label may take the card's width. */
+function InputPort({ port, index, alone }: { port: PortSpec; index: number; alone: boolean }) {
   const { t } = useTranslation();
   const typeName = (type: string) => t(`node.portType.${type}`, { defaultValue: type });
   const help = `${port.label}: ${t('node.accepts', { types: port.types.map(typeName).join(' | ') })}${port.multiple ? ` (${t('node.multiple')})` : ''}`;
-  const types = inputPortText(port.types, typeName, t('node.anyInput'));
+  const room = alone ? ALONE_PORT_TEXT_COLUMNS : PORT_TEXT_COLUMNS;
+  const types = inputPortText(port.types, typeName, port.label, t('node.anyInput'), room);
   return (
     <>
       <Handle
@@ -37,7 +39,11 @@ function InputPort({ port, index }: { port: PortSpec; index: number }) {
         title={help}
         aria-label={help}
       />
-      <span className="dnode__port dnode__port--in" style={{ top: portTop(index) }} title={help}>
+      <span
+        className={`dnode__port dnode__port--in${alone ? ' dnode__port--alone' : ''}`}
+        style={{ top: portTop(index) }}
+        title={help}
+      >
         {port.multiple ? (
           <>
             {types} <ConnectionCount port={port} />
@@ -163,7 +169,7 @@ export function CatalogNodeCard({ id, data, selected, type }: NodeProps<EditorNo
       </header>
       <div className="dnode__ports" style={{ height: portRows * PORT_ROW_HEIGHT + 8 }}>
         {entry?.inputs.map((port, index) => (
-          <InputPort key={port.name} port={port} index={index} />
+          <InputPort key={port.name} port={port} index={index} alone={index >= (entry?.outputs.length ?? 0)} />
         ))}
         {entry?.outputs.map((port, index) => (
           <OutputPort key={port.name} port={port} index={index} />
