@@ -5,10 +5,12 @@ import type { Widen } from '../tasks/messages';
 const en = {
   inputs: {
     sequenceFacts: '{{steps}} steps × {{features}} features',
-    sequenceSummary_one: '{{samples}} sequence · {{classes}} classes · {{steps}} steps × {{features}} features',
-    sequenceSummary_other: '{{samples}} sequences · {{classes}} classes · {{steps}} steps × {{features}} features',
-    sequenceValuesSummary_one: '{{samples}} sequence · {{steps}} steps × {{features}} features',
-    sequenceValuesSummary_other: '{{samples}} sequences · {{steps}} steps × {{features}} features',
+    sequenceSummary_one: '{{samples}} sequence · {{classes}} classes · {{shape}}',
+    sequenceSummary_other: '{{samples}} sequences · {{classes}} classes · {{shape}}',
+    sequenceValuesSummary_one: '{{samples}} sequence · {{shape}}',
+    sequenceValuesSummary_other: '{{samples}} sequences · {{shape}}',
+    sequenceShape_one: '{{steps}} steps × {{features}} feature',
+    sequenceShape_other: '{{steps}} steps × {{features}} features',
     genericSummary: '{{samples}} samples · {{classes}} classes · {{shape}} each',
     countImages: 'Images',
     countRows: 'Rows',
@@ -70,10 +72,12 @@ const en = {
 const zh: Widen<typeof en> = {
   inputs: {
     sequenceFacts: '{{steps}} 步 × {{features}} 个特征',
-    sequenceSummary_one: '{{samples}} 个序列 · {{classes}} 个类别 · {{steps}} 步 × {{features}} 个特征',
-    sequenceSummary_other: '{{samples}} 个序列 · {{classes}} 个类别 · {{steps}} 步 × {{features}} 个特征',
-    sequenceValuesSummary_one: '{{samples}} 个序列 · {{steps}} 步 × {{features}} 个特征',
-    sequenceValuesSummary_other: '{{samples}} 个序列 · {{steps}} 步 × {{features}} 个特征',
+    sequenceSummary_one: '{{samples}} 个序列 · {{classes}} 个类别 · {{shape}}',
+    sequenceSummary_other: '{{samples}} 个序列 · {{classes}} 个类别 · {{shape}}',
+    sequenceValuesSummary_one: '{{samples}} 个序列 · {{shape}}',
+    sequenceValuesSummary_other: '{{samples}} 个序列 · {{shape}}',
+    sequenceShape_one: '{{steps}} 步 × {{features}} 个特征',
+    sequenceShape_other: '{{steps}} 步 × {{features}} 个特征',
     genericSummary: '{{samples}} 个样本 · {{classes}} 个类别 · 每个 {{shape}}',
     countImages: '图像数',
     countRows: '行数',

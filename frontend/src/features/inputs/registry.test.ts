@@ -120,6 +120,8 @@ describe('the input type registry', () => {
     expect(datasetSummary(varying, t.zh, 'zh')).toBe('1,200 个序列 · 2 个类别 · ? 步 × 3 个特征');
     const values = summary({ input_type: 'sequence', shape: [28, 28], classes: [] });
     expect(datasetSummary(values, t.en, 'en')).toBe('1,200 sequences · 28 steps × 28 features');
+    const one = summary({ input_type: 'sequence', shape: [64, 1] });
+    expect(datasetSummary(one, t.en, 'en')).toBe('1,200 sequences · 2 classes · 64 steps × 1 feature');
     const images = summary({ input_type: 'images', channels: 1, size: '28x28', shape: [1, 28, 28] });
     expect(datasetSummary(images, t.en, 'en')).toBe('1,200 images · 2 classes · 1 channel(s) · 28×28');
     const points = summary({ input_type: 'points', shape: [1024, 3] });

@@ -84,12 +84,12 @@ export const INPUT_VIEWS: Readonly<Record<string, InputView>> = {
       }),
     summary: (dataset, t, language) => {
       const [steps, features] = dataset.shape ?? [];
+      const shape = t('inputs.sequenceShape', { count: features ?? 2, steps: steps ?? '?', features: features ?? '?' });
       return t(dataset.classes.length ? 'inputs.sequenceSummary' : 'inputs.sequenceValuesSummary', {
         count: dataset.count,
         samples: count(language, dataset.count),
         classes: dataset.classes.length,
-        steps: steps ?? '?',
-        features: features ?? '?',
+        shape,
       });
     },
   },
