@@ -93,6 +93,29 @@ def test_last_step_takes_each_sequence_last_valid_step() -> None:
 
 
 @pytest.mark.parametrize(
+    "layer", [GlobalPoolTime("mean"), GlobalPoolTime("max"), LastStep()], ids=["mean", "max", "last"]
+)
+@pytest.mark.parametrize("with_lengths", [False, True])
+def test_time_reductions_keep_a_convolution_output_layout(layer: nn.Module, with_lengths: bool) -> None:
+    # A convolution over time hands on a transposed view of (N, C, T). Reduced over time as stored,
+    # the values and gradients are those of a contiguous copy, and the gradient keeps the view's
+    # layout: one laid out (N, T, C) made the backward pass of the layers before it several times
+    # slower.
+    x, lengths = _padded([7, 3, 5], 4)
+    stored = x.transpose(1, 2).contiguous().requires_grad_()
+    view = stored.transpose(1, 2)
+    plain = x.clone().requires_grad_()
+    lengths_or_none = lengths if with_lengths else None
+    out = layer(view, lengths_or_none)
+    expected = layer(plain, lengths_or_none)
+    torch.testing.assert_close(out, expected)
+    weights = torch.arange(out.numel(), dtype=out.dtype).view_as(out)
+    grad = torch.autograd.grad((out * weights).sum(), view)[0]
+    assert grad.stride(1) < grad.stride(2)
+    torch.testing.assert_close(grad, torch.autograd.grad((expected * weights).sum(), plain)[0])
+
+
+@pytest.mark.parametrize(
     ("kernel", "stride", "padding", "dilation"), [(3, 1, 0, 1), (5, 2, 2, 1), (3, 1, "same", 2)]
 )
 def test_conv1d_over_time_and_its_output_lengths(

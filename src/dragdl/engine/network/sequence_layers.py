@@ -183,12 +183,20 @@ class GlobalPoolTime(nn.Module):
         self.mode = mode
 
     def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
+        # Reduced in the order x is stored in. After a convolution over time, x is a
+        # transposed view of torch's (N, C, T): reducing its dim 1 gives the same
+        # values, but a gradient laid out (N, T, C), against x's layout, which costs
+        # the backward pass of the layers before it several times their time.
+        steps_adjacent = x.stride(1) < x.stride(2)
+        x, dim = (x.transpose(1, 2), 2) if steps_adjacent else (x, 1)
         if lengths is None:
-            return x.mean(dim=1) if self.mode == "mean" else x.amax(dim=1)
-        mask = _steps_mask(lengths, x.shape[1], x.device)
+            return x.mean(dim=dim) if self.mode == "mean" else x.amax(dim=dim)
+        mask = _steps_mask(lengths, x.shape[dim], x.device)
+        if steps_adjacent:
+            mask = mask.transpose(1, 2)
         if self.mode == "mean":
-            return (x * mask).sum(dim=1) / lengths.to(x.device, x.dtype)[:, None]
-        return x.masked_fill(~mask, float("-inf")).amax(dim=1)
+            return (x * mask).sum(dim=dim) / lengths.to(x.device, x.dtype)[:, None]
+        return x.masked_fill(~mask, float("-inf")).amax(dim=dim)
 
 
 class LastStep(nn.Module):
@@ -198,6 +206,12 @@ class LastStep(nn.Module):
     takes_lengths = True
 
     def forward(self, x: Tensor, lengths: Tensor | None = None) -> Tensor:
+        if x.stride(1) < x.stride(2):  # taken in x's layout, as GlobalPoolTime reduces
+            x = x.transpose(1, 2)
+            if lengths is None:
+                return x[:, :, -1]
+            index = (lengths.to(x.device) - 1).view(-1, 1, 1).expand(-1, x.shape[1], 1)
+            return x.gather(2, index).squeeze(2)
         if lengths is None:
             return x[:, -1]
         index = (lengths.to(x.device) - 1).view(-1, 1, 1).expand(-1, 1, x.shape[2])
