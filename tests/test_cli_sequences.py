@@ -162,3 +162,30 @@ def test_validate_words_a_sequence_set_by_its_steps_and_features(tmp_path: Path)
     summary = json.loads(invoke("validate", tmp_path / "graph.json", "--json", "--data-dir", tmp_path).stdout)
     assert summary["dataset"]["shape"] == [None, 3]
     assert summary["dataset"]["samples_name"] == "sequences"
+
+
+def unlabeled_ts(series: list[np.ndarray], header: str) -> str:
+    """A .ts file whose series carry no label: `header` is `@classLabel false` or nothing."""
+    lines = ["@problemName Unlabeled", "@univariate true", "@equalLength false"]
+    lines += [header] if header else []
+    lines.append("@data")
+    lines += [",".join(repr(float(v)) for v in s[:, 0]) for s in series]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("header", ["@classLabel false", ""])
+def test_predict_reads_a_ts_file_without_labels(bundle: Path, tmp_path: Path, header: str) -> None:
+    """A file of series to predict need not say their classes: one line per series, as for the same
+    series in a labelled file."""
+    series, labels = waves(3, seed=5)
+    bare = tmp_path / "bare.ts"
+    bare.write_text(unlabeled_ts(series, header))
+    labelled = tmp_path / "labelled.ts"
+    labelled.write_text(ts_text(series, labels, CLASSES))
+    result = invoke("predict", bundle, bare, "--json")
+    assert result.exit_code == 0, result.output
+    answers = json.loads(result.stdout)
+    assert [(a["file"], a["sample"]) for a in answers] == [(str(bare), i) for i in range(1, 4)]
+    same = json.loads(invoke("predict", bundle, labelled, "--json").stdout)
+    assert [a["label"] for a in answers] == [a["label"] for a in same]
+    assert [a["probabilities"] for a in answers] == [a["probabilities"] for a in same]

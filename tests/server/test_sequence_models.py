@@ -123,6 +123,20 @@ def test_ts_csv_and_npy_files_answer_per_sample_as_the_bundle_does(
         assert got["summary"] == bundle.task.summarize(want)
 
 
+def test_a_ts_file_without_labels_is_predicted(user_client: TestClient, model_id: str) -> None:
+    """Series to predict need not carry labels (`@classLabel false`): the answers are those of the
+    same series in a labelled file."""
+    series = waves(4)
+    rows = [",".join(repr(float(v)) for v in s[:, 0]) for s in series]
+    bare = "@problemName Unlabeled\n@univariate true\n@classLabel false\n@data\n" + "\n".join(rows) + "\n"
+    response = predict(user_client, model_id, [("bare.ts", bare.encode())])
+    assert response.status_code == 200, response.text
+    labelled = predict(user_client, model_id, [("labelled.ts", ts_bytes(series))]).json()["predictions"]
+    got = response.json()["predictions"]
+    assert [(p["filename"], p["sample"]) for p in got] == [("bare.ts", i) for i in range(1, 5)]
+    assert [p["answer"]["label"] for p in got] == [p["answer"]["label"] for p in labelled]
+
+
 def test_hostile_sequence_files_are_a_400_naming_the_file_and_line(
     user_client: TestClient, model_id: str
 ) -> None:

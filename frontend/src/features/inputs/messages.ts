@@ -51,7 +51,7 @@ const en = {
     sequenceHint: 'Drop a .ts, .csv or .npy file here, or',
     chooseSequences: 'Choose a file',
     sequenceHelp:
-      'A .ts file (UCR/UEA format; its labels are not used), a CSV of one sequence (a row per step, a column per feature), or an .npy array (N, T, F) or (T, F). Values per step: {{features}}.',
+      'A .ts file (UCR/UEA format; labels may be left out, and are not used), a CSV of one sequence (a row per step, a column per feature), or an .npy array (N, T, F) or (T, F). Values per step: {{features}}.',
     inputSeries: 'Input series',
     seriesOf: 'Sequence {{n}} of {{name}}',
     steps_one: '{{count}} step',
@@ -117,7 +117,7 @@ const zh: Widen<typeof en> = {
     sequenceHint: '将 .ts、.csv 或 .npy 文件拖放到此处，或',
     chooseSequences: '选择文件',
     sequenceHelp:
-      '.ts 文件（UCR/UEA 格式，其中的标签不会被使用）、一个序列的 CSV（每行一步，每列一个特征），或 .npy 数组 (N, T, F) 或 (T, F)。每步的值个数：{{features}}。',
+      '.ts 文件（UCR/UEA 格式，可以没有标签，有也不会被使用）、一个序列的 CSV（每行一步，每列一个特征），或 .npy 数组 (N, T, F) 或 (T, F)。每步的值个数：{{features}}。',
     inputSeries: '输入序列',
     seriesOf: '{{name}} 的第 {{n}} 个序列',
     steps_one: '{{count}} 步',

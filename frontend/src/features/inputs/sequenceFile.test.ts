@@ -46,6 +46,17 @@ describe('sequence files read in the browser for plotting', () => {
     expect(parseTs('a,b\n1,2')).toBeNull();
   });
 
+  it('keeps every dimension of a multivariate .ts file that declares no labels', () => {
+    const text = ['@univariate false', '@classLabel false', '@data', '1,2:3,4', '5:6'].join('\n');
+    expect(parseTs(text)).toEqual([
+      [
+        [1, 3],
+        [2, 4],
+      ],
+      [[5, 6]],
+    ]);
+  });
+
   it('reads a CSV of one sequence, skipping its header', () => {
     expect(parseCsvSeries('x,y\n1,2\n3,4\n')).toEqual([
       [

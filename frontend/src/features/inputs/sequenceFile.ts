@@ -15,6 +15,7 @@ export function parseTs(text: string, maxSeries = MAX_SERIES): Series[] | null {
   const start = lines.findIndex((line) => line.trim().toLowerCase() === '@data');
   if (start < 0) return null;
   const dims = declaredDimensions(lines.slice(0, start));
+  const labeled = declaresLabels(lines.slice(0, start));
   const out: Series[] = [];
   for (const raw of lines.slice(start + 1)) {
     const line = raw.trim();
@@ -22,13 +23,18 @@ export function parseTs(text: string, maxSeries = MAX_SERIES): Series[] | null {
     let segments = line.split(':');
     // A label follows the values when there is one segment more than the dimensions (or, dimensions
     // unknown, when the last segment holds no comma and others do).
-    if (dims !== null ? segments.length > dims : segments.length > 1) segments = segments.slice(0, -1);
+    // A file declaring no labels (no @classLabel true, no @targetLabel true) holds values only.
+    if (labeled && (dims !== null ? segments.length > dims : segments.length > 1)) segments = segments.slice(0, -1);
     const columns = segments.map((segment) => segment.split(',').map(toNumber));
     const length = Math.max(...columns.map((c) => c.length));
     out.push(Array.from({ length }, (_, step) => columns.map((c) => c[step] ?? Number.NaN)));
     if (out.length >= maxSeries) break;
   }
   return out.length ? out : null;
+}
+
+function declaresLabels(header: string[]): boolean {
+  return header.some((line) => /^@(classlabel|targetlabel)\s+true\b/i.test(line.trim()));
 }
 
 function declaredDimensions(header: string[]): number | null {

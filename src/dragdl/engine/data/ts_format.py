@@ -56,6 +56,12 @@ class _Header:
     classes: tuple[str, ...] | None = None
     """Declared by `@classLabel true ...`; None when the series carry no class label."""
     numeric_target: bool = False
+    labels_optional: bool = False
+    """Series without a label are accepted (a prediction request's file: `read_ts_series`)."""
+
+    @property
+    def labeled(self) -> bool:
+        return self.classes is not None or self.numeric_target
 
 
 @dataclass
@@ -96,6 +102,13 @@ def read_ts(path: Path, limits: SequenceLimits | None = None) -> SequenceSource:
     """One `.ts` file as a SequenceSource."""
     limits = limits or SequenceLimits()
     return _source([_parse(path, limits, 0)], limits)
+
+
+def read_ts_series(path: Path, limits: SequenceLimits | None = None) -> list[tuple[np.ndarray, str]]:
+    """Every series of one `.ts` file with the line it came from, for prediction: the file may declare
+    no labels (`@classLabel false`, no `@targetLabel`), and the labels of one that does are not used."""
+    parsed = _parse(path, limits or SequenceLimits(), 0, labels_optional=True)
+    return list(zip(parsed.series, parsed.names, strict=True))
 
 
 def _source(parts: list[_Parsed], limits: SequenceLimits) -> SequenceSource:
@@ -139,9 +152,9 @@ def _source(parts: list[_Parsed], limits: SequenceLimits) -> SequenceSource:
     )
 
 
-def _parse(path: Path, limits: SequenceLimits, used: int) -> _Parsed:
+def _parse(path: Path, limits: SequenceLimits, used: int, labels_optional: bool = False) -> _Parsed:
     """Read the file's series; `used` values are already held by an earlier file of the set."""
-    header = _Header()
+    header = _Header(labels_optional=labels_optional)
     parsed = _Parsed(path)
     parsed.values = used
     in_data = False
@@ -201,7 +214,7 @@ def _header_line(text: str, where: str, header: _Header, limits: SequenceLimits)
     if tag == "@data":
         if header.classes is not None and header.numeric_target:
             raise DatasetError(f"{where}: the header declares both @classLabel and @targetLabel")
-        if header.classes is None and not header.numeric_target:
+        if not header.labeled and not header.labels_optional:
             raise DatasetError(
                 f"{where}: the header declares neither @classLabel true nor @targetLabel true, so the "
                 "series carry nothing to learn",
@@ -236,10 +249,10 @@ def _series(
 ) -> None:
     hint = " (the file ends in the middle of this line: it looks truncated)" if cut else ""
     segments = text.split(":")
-    if len(segments) < 2:
+    if header.labeled and len(segments) < 2:
         code = "truncated" if cut else "row_invalid"
         raise DatasetError(f"{where}: no label after the values{hint}", code=code)
-    label = segments.pop().strip()
+    label = segments.pop().strip() if header.labeled else ""
     expected = header.dimensions or (1 if header.univariate else None)
     if expected is None and parsed.series:
         expected = parsed.series[0].shape[1]
@@ -277,7 +290,7 @@ def _series(
                 code="label_unknown",
             )
         parsed.labels.append(label)
-    else:
+    elif header.numeric_target:
         try:
             target = float(label)
         except ValueError:

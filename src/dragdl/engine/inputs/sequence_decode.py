@@ -19,7 +19,7 @@ from torch import Tensor
 from dragdl.engine.data.base import DatasetError
 from dragdl.engine.data.sequence_files import _read_csv, npy_header
 from dragdl.engine.data.sequences import SequenceLimits, fill_missing
-from dragdl.engine.data.ts_format import read_ts
+from dragdl.engine.data.ts_format import read_ts_series
 from dragdl.engine.inputs.base import RequestLimits
 from dragdl.engine.inputs.sections import InputSpec
 
@@ -76,10 +76,9 @@ def _safe_name(name: str, suffix: str) -> str:
 
 
 def _ts(path: Path, limits: SequenceLimits) -> list[tuple[np.ndarray, str]]:
-    """Every series of a `.ts` file with the line it came from; its labels, if any, are not used."""
-    source = read_ts(path, limits)
-    names = source.names or tuple(f"{path.name}, series {i + 1}" for i in range(source.count))
-    return [(source.sequence(i), names[i]) for i in range(source.count)]
+    """Every series of a `.ts` file with the line it came from; it may declare no labels, and its
+    labels, if any, are not used."""
+    return read_ts_series(path, limits)
 
 
 def _csv(path: Path, limits: SequenceLimits) -> list[tuple[np.ndarray, str]]:
