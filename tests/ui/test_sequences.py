@@ -75,6 +75,10 @@ def upload(page: Any, path: Path, count: int, classes: list[str]) -> None:
         assert int(plot.locator(".echart").get_attribute("data-points") or 0) > 0
     row = page.locator("tr", has=page.get_by_role("button", name=path.stem, exact=True))
     expect(row.locator("td.num").first).to_have_text(str(count))
+    # The count column is titled by the types listed (other tests' datasets may be listed too).
+    expect(page.locator(".datasets-table thead th").nth(2)).to_contain_text(re.compile("Sequences|序列数"))
+    counted = re.compile(f"^{count} (sequences|个序列)$")
+    expect(row.locator("td.num").first).to_have_attribute("title", counted)
 
 
 def use_in_the_template(page: Any, name: str) -> None:
@@ -147,6 +151,9 @@ def test_equal_length_univariate_ts_from_upload_to_prediction(
     use_in_the_template(page, "WaveShapes")
     expect(page.locator(".toolbar .status")).to_have_text("Valid", timeout=30_000)
     expect(page.locator(".dedge__label").filter(has_text=f"48 {TIMES} 1 seq").first).to_be_visible()
+    page.locator(".react-flow__pane").click(position={"x": 8, "y": 8})
+    facts = page.locator('.props__dataset[data-dataset="sequence"] p')
+    expect(facts).to_have_text(f"120 sequences · 2 classes · 48 steps {TIMES} 1 feature")
     page.screenshot(path=artifacts / "sequences-02-editor.png")
 
     train(page)
@@ -177,6 +184,9 @@ def test_unequal_length_multivariate_ts_in_chinese(page: Any, artifacts: Path, t
     use_in_the_template(page, "Sensors")
     expect(page.locator(".toolbar .status")).to_have_text(re.compile("有效|Valid"), timeout=30_000)
     expect(page.locator(".dedge__label").filter(has_text=f"? {TIMES} 3 序列").first).to_be_visible()
+    page.locator(".react-flow__pane").click(position={"x": 8, "y": 8})
+    facts = page.locator('.props__dataset[data-dataset="sequence"] p')
+    expect(facts).to_have_text(f"120 个序列 · 2 个类别 · ? 步 {TIMES} 3 个特征")
     page.screenshot(path=artifacts / "sequences-zh-02-editor.png")
 
     train(page)
@@ -188,3 +198,36 @@ def test_unequal_length_multivariate_ts_in_chinese(page: Any, artifacts: Path, t
     query = write_ts(tmp_path / "new-sensors.ts", asked, truth, ["down", "up"])
     predict(page, query, truth)
     page.screenshot(path=artifacts / "sequences-zh-04-predict.png")
+
+
+@pytest.mark.parametrize("page", ["en", "zh"], indirect=True)
+def test_the_lstm_templates_port_labels_read_whole(page: Any, artifacts: Path, request: Any) -> None:
+    """Every port label of the LSTM template's cards fits its 180 px card: the LSTM's input, which
+    takes a sequence or a sequence layer's tensor, reads as its port's word ('sequence' read
+    'sequence | ten…'), and the dataset facts read as sequences."""
+    from playwright.sync_api import expect
+
+    from .canvas import node, open_editor
+
+    open_editor(page)
+    page.locator(".toolbar button").filter(has_text=re.compile("Templates|模板")).first.click()
+    title = page.locator("h3", has_text=re.compile(r"LSTM"))
+    page.locator(".templates__card").filter(has=title).first.get_by_role("button").click()
+    page.locator("dialog").wait_for(state="detached")
+    expect(page.locator(".toolbar .status")).to_have_text(re.compile("Valid|有效"), timeout=60_000)
+    ports = page.locator(".dnode__port")
+    expect(ports.first).to_be_visible()
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll('.dnode__port')]
+            .filter((el) => el.scrollWidth > el.clientWidth)
+            .map((el) => el.textContent)"""
+    )
+    assert ports.count() >= 8 and cut == [], f"port labels cut short: {cut}"
+    english = request.node.callspec.params["page"] == "en"
+    lstm_port = node(page, "lstm").locator(".dnode__port--in")
+    expect(lstm_port).to_have_text("sequence" if english else "序列 | 张量")
+    page.locator(".react-flow__pane").click(position={"x": 8, "y": 8})
+    facts = page.locator('.props__dataset[data-dataset="sequence"] p')
+    expected = f"5,000 sequences · 10 classes · 28 steps {TIMES} 28 features"
+    expect(facts).to_have_text(expected if english else f"5,000 个序列 · 10 个类别 · 28 步 {TIMES} 28 个特征")
+    page.screenshot(path=artifacts / f"sequences-lstm-ports-{'en' if english else 'zh'}.png")
