@@ -21,7 +21,9 @@ needs) sends, one after another and each a bounded number of times:
 
 Prints each attack's answers (status, seconds), the victim's health p50/p99 (target p99 < 250 ms),
 its task's end state (target SUCCEEDED) and the server's resident memory above its idle size
-(the API process's VmRSS peak, sampled every 50 ms; target < 2 GB). Exit status 1 when a target
+(the peak VmRSS of the API process and its CPU pool's workers together, sampled every 50 ms;
+target < 2 GB). Each phase's health checks are printed too: those that overlapped each attack's
+requests, and those between attacks. Exit status 1 when a target
 fails. Loopback only; every loop is bounded.
 """
 
@@ -69,25 +71,66 @@ def rss(pid: int) -> int:
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
-        return 0  # the server is gone
+        return 0  # the process is gone
     for line in status.splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     return 0
 
 
+def server_rss(pid: int) -> int:
+    """The API process's resident memory and its CPU pool's workers' (multiprocessing children that
+    read uploads and compute importance for it; Ray's processes are not counted)."""
+    total = rss(pid)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid and b"multiprocessing" in command:
+            total += rss(int(entry.name))
+    return total
+
+
 class Sampler(threading.Thread):
-    """Calls `probe` every `every_s` until stopped, keeping what it returns."""
+    """Calls `probe` every `every_s` until stopped, keeping what it returns and when it was called."""
 
     def __init__(self, probe: Callable[[], float], every_s: float) -> None:
         super().__init__(daemon=True)
         self.probe, self.every_s = probe, every_s
         self.values: list[float] = []
+        self.times: list[float] = []
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(self.every_s):
+            started = time.monotonic()
             self.values.append(self.probe())
+            self.times.append(started)
+
+
+Window = tuple[str, float, float]
+"""An attack's name and the monotonic times its request was sent and answered."""
+
+
+def by_phase(sampler: Sampler, windows: list[Window]) -> list[tuple[str, list[float]]]:
+    """The samples whose call overlapped each attack's request (one phase per attack name, in the
+    order first sent), then those that overlapped none ("between attacks")."""
+    phases: dict[str, list[float]] = {}
+    quiet: list[float] = []
+    for started, value in zip(sampler.times, sampler.values, strict=True):
+        ended = started + (value if value != float("inf") else 30.0)
+        names = [name for name, begin, end in windows if started < end and ended > begin]
+        for name in dict.fromkeys(names):
+            phases.setdefault(name, []).append(value)
+        if not names:
+            quiet.append(value)
+    for name, _, _ in windows:
+        phases.setdefault(name, [])
+    return [*phases.items(), ("between attacks", quiet)]
 
 
 def wait_task(client: httpx.Client, task_id: str, timeout_s: float) -> str:
@@ -114,7 +157,7 @@ def parquet(table: Any) -> bytes:
 
 
 def attacks(
-    client: httpx.Client, server: Server, data_dir: Path, model_id: str
+    client: httpx.Client, server: Server, data_dir: Path, model_id: str, windows: list[Window]
 ) -> list[tuple[str, int, float]]:
     import numpy as np
     import pyarrow as pa
@@ -122,9 +165,10 @@ def attacks(
     answers: list[tuple[str, int, float]] = []
 
     def send(name: str, call: Callable[[], httpx.Response]) -> httpx.Response:
-        started = time.perf_counter()
+        started, begin = time.perf_counter(), time.monotonic()
         response = call()
         answers.append((name, response.status_code, time.perf_counter() - started))
+        windows.append((name, begin, time.monotonic()))
         print(
             f"  {name:32s} {response.status_code}  {answers[-1][2]:7.2f} s  {response.text[:120]}", flush=True
         )
@@ -230,8 +274,8 @@ def main() -> None:
             assert wait_task(attacker, own, 300) == "SUCCEEDED", "the attacker's own model did not train"
             model_id = model_of(attacker, own)
             time.sleep(2)
-            idle = rss(server.pid)
-            memory = Sampler(lambda: float(rss(server.pid)), 0.05)
+            idle = server_rss(server.pid)
+            memory = Sampler(lambda: float(server_rss(server.pid)), 0.05)
 
             def health() -> float:
                 started = time.perf_counter()
@@ -245,7 +289,8 @@ def main() -> None:
             memory.start()
             latencies.start()
             task_id = victim.post("/api/tasks", json={"graph": iris(args.epochs)}).json()["id"]
-            answers = attacks(attacker, server, data_dir, model_id)
+            windows: list[Window] = []
+            answers = attacks(attacker, server, data_dir, model_id, windows)
             status = wait_task(victim, task_id, 900)
             predicted = None
             if status == "SUCCEEDED":
@@ -271,6 +316,12 @@ def main() -> None:
         f"victim health: {len(latencies.values)} checks, p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms "
         f"(target < {TARGET_HEALTH_P99_S * 1000:.0f} ms)"
     )
+    for name, values in by_phase(latencies, windows):
+        worst = max(values, default=float("nan"))
+        print(
+            f"  health during {name:32s} {len(values):4d} checks, "
+            f"p99 {percentile(values, 99) * 1000:7.1f} ms, max {worst * 1000:7.1f} ms"
+        )
     print(f"victim task: {status} (target SUCCEEDED); its prediction answered {predicted}")
     print(
         f"server memory: idle {idle / 1024**2:.0f} MB, peak {above / 1024**2:.0f} MB above idle "

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from dragdl.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services import datasets as service
 from dragdl.server.services import table_upload
+from dragdl.server.services.cpu_pool import CpuPool
 from dragdl.server.settings import Settings
 
 from ..graphs import chain
@@ -127,14 +128,22 @@ def test_npy_upload(user_client: TestClient) -> None:
 
 
 def test_hostile_uploads_are_refused_without_a_trace(
-    user_client: TestClient, settings: Settings, db_session: Session, monkeypatch: pytest.MonkeyPatch
+    user_client: TestClient,
+    app: FastAPI,
+    settings: Settings,
+    db_session: Session,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     failures = []
+    pool = app.state.cpu_pool
     for case in hostile_cases():
         with monkeypatch.context() as patch:
             for name, value in case.limits.items():
                 patch.setattr(table_upload if hasattr(table_upload, name) else service, name, value)
+            # Read in this process, where the patched limits apply (the pool's workers import afresh).
+            app.state.cpu_pool = CpuPool(0) if case.limits else pool
             response = upload(user_client, case.files)
+        app.state.cpu_pool = pool
         detail = response.json().get("detail", "") if response.status_code != 201 else ""
         if response.status_code != case.status or case.message not in str(detail):
             failures.append(f"{case.id}: {response.status_code} {detail!r}")

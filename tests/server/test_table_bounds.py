@@ -8,18 +8,30 @@ before any row is written."""
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from dragdl.server.services import table_upload
+from dragdl.server.services.cpu_pool import CpuPool
 
 
 @pytest.fixture
 def db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'dragdl.db'}"
+
+
+@pytest.fixture
+def parsed_here(app: FastAPI, user_client: TestClient) -> Iterator[None]:
+    """Uploads read in the test's process (`cpu_workers=0`), where a limit the test patches applies
+    (the CPU pool's workers import the modules afresh)."""
+    pool, app.state.cpu_pool = app.state.cpu_pool, CpuPool(0)
+    yield
+    app.state.cpu_pool = pool
 
 
 def upload(client: TestClient, filename: str, data: bytes) -> Any:
@@ -47,6 +59,7 @@ def test_a_nested_parquet_column_is_refused_from_its_schema(user_client: TestCli
     assert "zeros.parquet: column 'zeros' holds list<" in response.json()["detail"]
 
 
+@pytest.mark.usefixtures("parsed_here")
 def test_a_parquet_file_whose_text_decodes_too_large_is_refused(
     user_client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -108,6 +121,7 @@ def test_a_column_of_too_many_categories_is_refused(user_client: TestClient) -> 
     )
 
 
+@pytest.mark.usefixtures("parsed_here")
 def test_categories_are_counted_before_any_cell_is_converted(
     user_client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:

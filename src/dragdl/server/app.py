@@ -20,6 +20,7 @@ from dragdl.server.known_failures import KnownFailuresMiddleware
 from dragdl.server.request_limits import BodyLimitMiddleware, upload_limits
 from dragdl.server.routes import auth, catalog, datasets, graphs, health, models, sweeps, tasks, users
 from dragdl.server.services.admission import trial_admission
+from dragdl.server.services.cpu_pool import CpuPool
 from dragdl.server.services.event_hub import EventHub
 from dragdl.server.services.graphs import GraphRejected
 from dragdl.server.services.prediction import PredictionService
@@ -62,7 +63,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         admit=trial_admission(settings, app.state.runner),
     )
     app.state.sweeps.start()
-    app.state.importance = ImportanceCache()
+    app.state.cpu_pool = CpuPool.shared(settings.cpu_workers)
+    app.state.importance = ImportanceCache(app.state.cpu_pool)
     app.state.predictor = PredictionService.from_settings(settings)
     try:
         yield

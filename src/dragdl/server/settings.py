@@ -55,6 +55,10 @@ class Settings:
     """How long a batch may wait for more requests while another batch of the model is running."""
     max_event_streams_per_user: int = 20
     """Open live-event streams (`GET /api/tasks/{id}/events`) per user; more are refused with 429."""
+    cpu_workers: int = 1
+    """Processes that read uploads and compute sweeps' importance outside the server's process, so
+    that they do not hold its GIL (`services/cpu_pool.py`; `DRAGDL_CPU_WORKERS`; 0 does that work in
+    the server's process)."""
 
     @property
     def datasets_dir(self) -> Path:
@@ -84,5 +88,6 @@ class Settings:
             predict_batching=env.get("DRAGDL_PREDICT_BATCHING", "1") not in ("0", "false", "no"),
             max_event_streams_per_user=int(env.get("DRAGDL_MAX_EVENT_STREAMS_PER_USER", "20")),
             warm_workers=int(env.get("DRAGDL_WARM_WORKERS", "1")),
+            cpu_workers=int(env.get("DRAGDL_CPU_WORKERS", "1")),
         )
         return replace(settings, **overrides)

@@ -22,6 +22,7 @@ from dragdl.server.schemas.datasets import (
 from dragdl.server.schemas.models import ColumnPublic
 from dragdl.server.services import datasets as service
 from dragdl.server.services import limits
+from dragdl.server.services.cpu_pool import RETRY_AFTER_S, PoolBusy
 from dragdl.server.services.uploads import UploadError, receive_multipart
 
 router = APIRouter(prefix="/api/datasets", tags=["datasets"])
@@ -116,11 +117,21 @@ async def upload_dataset(
             request, directory / "incoming", settings.max_upload_bytes, service.MAX_UPLOAD_FILES
         )
         row = await run_in_threadpool(
-            service.create_dataset, db, settings, user, dataset_id, form.files, form.fields.get("name")
+            service.create_dataset,
+            db,
+            settings,
+            user,
+            dataset_id,
+            form.files,
+            form.fields.get("name"),
+            request.app.state.cpu_pool,
         )
     except UploadError as exc:
         await run_in_threadpool(shutil.rmtree, directory, True)
         raise HTTPException(exc.status_code, exc.message) from None
+    except PoolBusy as exc:
+        await run_in_threadpool(shutil.rmtree, directory, True)
+        raise HTTPException(503, exc.message, headers={"Retry-After": str(RETRY_AFTER_S)}) from None
     except BaseException:
         db.rollback()
         await run_in_threadpool(shutil.rmtree, directory, True)

@@ -6,6 +6,8 @@ An upload is checked completely before its row is written; whatever goes wrong, 
 `datasets/<id>/`, so a refused upload leaves neither files nor a row behind.
 
 The engine (and with it torch) is imported inside the functions: the server starts without it.
+Reading and describing what was uploaded (a table's parse, a sequence set's or an image set's
+decoding) runs in the server's CPU pool (`services/cpu_pool.py`), never in the server's process.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from dragdl.db.models import Dataset, Task, TaskStatus, User
 from dragdl.server.services.access import reachable_by
+from dragdl.server.services.cpu_pool import CpuPool
 from dragdl.server.services.input_uploads import (
     SEQUENCE_KIND,
     SEQUENCE_NODE,
@@ -136,14 +139,21 @@ def delete_dataset(db: Session, settings: Settings, row: Dataset) -> None:
 
 
 def create_dataset(
-    db: Session, settings: Settings, user: User, dataset_id: str, files: list[ReceivedFile], name: str | None
+    db: Session,
+    settings: Settings,
+    user: User,
+    dataset_id: str,
+    files: list[ReceivedFile],
+    name: str | None,
+    pool: CpuPool,
 ) -> Dataset:
-    """Check and store an upload whose files were received into `datasets/<id>/incoming/`.
+    """Check and store an upload whose files were received into `datasets/<id>/incoming/`, read in
+    `pool` (PoolBusy when it has no room for one more).
 
     The dataset must fit in the user's dataset quota as unpacked; the user's row stays locked from
     that check to the commit, so concurrent uploads cannot both take the last room.
     """
-    ingested = ingest(settings, dataset_id, files)
+    ingested = ingest(settings, dataset_id, files, pool)
     lock_user(db, user)
     try:
         check_dataset_room(db, settings, user, ingested.size_bytes)
@@ -173,8 +183,9 @@ def default_name(files: list[ReceivedFile]) -> str:
 # --- ingestion ----------------------------------------------------------------------------------
 
 
-def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> Ingested:
-    """Put the upload in place under `datasets/<id>/data` and describe it; UploadError if unusable."""
+def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile], pool: CpuPool) -> Ingested:
+    """Put the upload in place under `datasets/<id>/data` and describe it, reading it in `pool`;
+    UploadError if unusable."""
     from dragdl.engine.data.base import DatasetError
     from dragdl.engine.nodes.uploaded import CSV_NAME
 
@@ -185,13 +196,13 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
     names = {Path(f.filename).suffix.lower() for f in files}
     if len(files) == 1 and Path(files[0].filename).suffix.lower() in TABLE_SUFFIXES:
         path, info, size = ingest_table(
-            directory, root, files[0], lambda message: _relative(message, directory, root, files)
+            directory, root, files[0], lambda message: _relative(message, directory, root, files), pool
         )
         return Ingested(kind=TABLE_KIND, reader_path=path, info=info, size_bytes=size)
     if not any(_is_zip(f) for f in files):
         claimed = claim_loose(files, directory, root)
         if claimed is not None:
-            return _ingest_claimed(claimed, directory, root, files)
+            return _ingest_claimed(claimed, directory, root, files, pool)
     tables = [f.filename for f in files if Path(f.filename).suffix.lower() in TABLE_SUFFIXES]
     if tables:
         listed = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
@@ -217,9 +228,9 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
         shutil.rmtree(directory / "incoming", ignore_errors=True)
         claimed = claim(root)
         if claimed is not None:
-            return _ingest_claimed(claimed, directory, root, files)
+            return _ingest_claimed(claimed, directory, root, files, pool)
         kind, reader_path = _detect(root)
-        info = describe(kind, reader_path, root)
+        info = pool.run(describe, kind, reader_path, root)
     except DatasetError as exc:
         raise UploadError(_relative(exc.message, directory, root, files)) from None
     if kind == "csv" and reader_path.name != CSV_NAME:
@@ -229,12 +240,14 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile]) -> In
     return Ingested(kind=kind, reader_path=reader_path, info=info, size_bytes=tree_size(root))
 
 
-def _ingest_claimed(claimed: Claimed, directory: Path, root: Path, files: list[ReceivedFile]) -> Ingested:
+def _ingest_claimed(
+    claimed: Claimed, directory: Path, root: Path, files: list[ReceivedFile], pool: CpuPool
+) -> Ingested:
     """An upload an input type recognised, described by that type; a limit it exceeds is a 413."""
     from dragdl.engine.data.base import DatasetError
 
     try:
-        info = describe_claimed(claimed, root)
+        info = pool.run(describe_claimed, claimed, root)
     except DatasetError as exc:
         status = 413 if exc.code == "too_large" else 400
         raise UploadError(_relative(exc.message, directory, root, files), status) from None

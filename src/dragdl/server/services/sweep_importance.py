@@ -4,8 +4,10 @@ fANOVA costs seconds of CPU (16 s for 1,000 trials before `study.MAX_IMPORTANCE_
 and the sweep page polls the detail every few seconds. So the detail never computes it: it reads the
 last result, keyed by the sweep's count of complete trials, and when that count moved it hands the
 computation to one background thread (one at a time per sweep, the newest count wins) and answers
-the previous result meanwhile. The cache lives in the server process; after a restart the first
-poll starts it again.
+the previous result meanwhile. That thread only waits: fANOVA itself runs in the server's CPU pool
+(`services/cpu_pool.py`), since in the server's process its Python holds the GIL, and every other
+request waited for it (1.7 s for 1,000 trials). The cache lives in the server process; after a
+restart the first poll starts it again.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from dragdl.db.models import Sweep, SweepTrial
+from dragdl.server.services.cpu_pool import CpuPool, PoolBusy
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,8 @@ def settled(trials: list[SweepTrial]) -> int:
 
 
 class ImportanceCache:
-    def __init__(self, max_sweeps: int = MAX_SWEEPS) -> None:
+    def __init__(self, cpu: CpuPool, max_sweeps: int = MAX_SWEEPS) -> None:
+        self.cpu = cpu
         self.max_sweeps = max_sweeps
         self._lock = threading.Lock()
         self._known: OrderedDict[str, tuple[int, dict[str, float]]] = OrderedDict()
@@ -86,7 +90,12 @@ class ImportanceCache:
 
         found: dict[str, float] = {}
         try:
-            found = importance(plan, stored)
+            found = self.cpu.run(importance, plan, stored)
+        except PoolBusy as exc:  # not computed: the next poll asks again
+            log.warning("importance of sweep %s: %s", sweep_id, exc.message)
+            with self._lock:
+                self._pending.discard(sweep_id)
+            return
         except Exception:  # a sweep's bad rows must not end the thread every sweep shares
             log.exception("importance of sweep %s", sweep_id)
         with self._lock:

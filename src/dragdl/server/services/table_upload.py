@@ -12,6 +12,10 @@ Every bound is checked before the work it bounds:
   read, naming the column and row;
 - and what is stored to describe it (`info`, returned by every dataset list): a few categories per
   column, cut short, so the list stays small whatever the table holds.
+
+The checks and the read (`parse_table`) run in the server's CPU pool (`services/cpu_pool.py`), not
+in its process: parsing 10^6 rows holds the GIL for over a second, which every other request of
+every user would wait for.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
 
 if TYPE_CHECKING:
     from dragdl.engine.data.tables import Table
+    from dragdl.server.services.cpu_pool import CpuPool
 
 TABLE_NAME = "table"
 """An uploaded table is stored as `data/table.<suffix>`, whatever the uploader called it."""
@@ -62,41 +67,31 @@ def quote(value: object, limit: int = PREFIX_CHARS) -> str:
 
 
 def ingest_table(
-    directory: Path, root: Path, received: ReceivedFile, relative: Any
+    directory: Path, root: Path, received: ReceivedFile, relative: Any, pool: CpuPool
 ) -> tuple[Path, dict[str, Any], int]:
     """(stored path, info, size): checked for size and shape before it is parsed, then read as
-    training will read it, bounded, and described by its columns. `relative(message)` rewrites the
-    server's paths in a message into the uploader's names."""
+    training will read it, bounded, and described by its columns, in `pool`. `relative(message)`
+    rewrites the server's paths in a message into the uploader's names."""
     from dragdl.engine.data.base import DatasetError
-    from dragdl.engine.data.tables import read_table
 
-    suffix = Path(received.filename).suffix.lower()
     if received.size > MAX_TABLE_BYTES:
         raise UploadError(
             f"{received.filename}: {received.size} bytes is above the limit of {MAX_TABLE_BYTES} for a table",
             413,
         )
-    check_table_shape(received.path, suffix, received.filename)
     root.mkdir(parents=True)
-    target = root / f"{TABLE_NAME}{suffix}"
-    os.replace(received.path, target)
-    shutil.rmtree(directory / "incoming", ignore_errors=True)
+    target = root / f"{TABLE_NAME}{Path(received.filename).suffix.lower()}"
     try:
-        # Categories counted per column, vectorised, before the cells are converted one by one.
-        table = read_table(target, max_categories=MAX_CATEGORIES)
+        columns, count = pool.run(parse_table, received.path, target, received.filename)
     except DatasetError as exc:
         message = exc.message.replace(str(target), received.filename).replace(target.name, received.filename)
         raise UploadError(relative(message)) from None
-    if len(table.names) > MAX_TABLE_COLUMNS:
-        raise UploadError(
-            f"{received.filename}: {len(table.names)} columns is above the limit of {MAX_TABLE_COLUMNS}"
-        )
-    check_cells(table, received.filename)
+    shutil.rmtree(directory / "incoming", ignore_errors=True)
     info = {
         "format": "table",
         "file": received.filename,
-        "columns": described_columns(table),
-        "count": table.num_rows,
+        "columns": columns,
+        "count": count,
         "classes": [],
         "counts": [],
         "channels": 0,
@@ -104,6 +99,22 @@ def ingest_table(
         "samples": [],
     }
     return target, info, tree_size(root)
+
+
+def parse_table(source: Path, target: Path, filename: str) -> tuple[list[dict[str, Any]], int]:
+    """(described columns, rows) of the received table at `source`, moved to `target` once its shape
+    is checked, then read as training will read it, bounded (a job of the CPU pool: it runs in a
+    worker process). UploadError, or the reader's DatasetError, naming the file, row and column."""
+    from dragdl.engine.data.tables import read_table
+
+    check_table_shape(source, target.suffix, filename)
+    os.replace(source, target)
+    # Categories counted per column, vectorised, before the cells are converted one by one.
+    table = read_table(target, max_categories=MAX_CATEGORIES)
+    if len(table.names) > MAX_TABLE_COLUMNS:
+        raise UploadError(f"{filename}: {len(table.names)} columns is above the limit of {MAX_TABLE_COLUMNS}")
+    check_cells(table, filename)
+    return described_columns(table), table.num_rows
 
 
 def check_cells(table: Table, filename: str) -> None:

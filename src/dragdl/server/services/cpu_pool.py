@@ -1,0 +1,132 @@
+"""CPU-heavy work of the server in another process, so that it does not hold the server's GIL.
+
+The server is one Python process: while one of its threads runs Python code, no other does. pandas
+parsing a table of 10^6 rows held the interpreter lock for over a second, and fANOVA over a sweep's
+trials for more, and every other user's requests waited for it, health checks included (issue 23's
+soak). Such work runs here instead, in a small pool of worker processes (`Settings.cpu_workers`, 1
+by default) with few jobs waiting (`WAITING`): beyond them a job is refused at once (`PoolBusy`; an
+upload answers 503 with `Retry-After`) instead of holding one of the server's threads while it
+waits.
+
+- Workers are spawned, not forked (the server holds threads, a Ray connection and database
+  connections, which a fork would copy half-made), start with the first job, run at a lower CPU
+  priority than the server's requests, and end with the server's process. One pool per worker
+  count is shared by every app a process creates (the tests create hundreds).
+- A job is a module-level function and picklable arguments. What it returns or raises comes back;
+  an exception that cannot be pickled comes back as a RuntimeError naming it.
+- A worker that dies (killed for memory) fails the jobs it had with `PoolBusy`, and a new set of
+  workers replaces it for the next job.
+- `cpu_workers=0` runs each job in the calling thread, in the server's process: no isolation, for
+  hosts where starting processes is not allowed, and for tests that patch what a job reads.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, ParamSpec, TypeVar, cast
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+WAITING = 4
+"""Jobs that may wait for a worker; more are refused at once."""
+NICENESS = 5
+"""Added to the workers' nice value: the server's own requests (a health check, a poll) go first."""
+RETRY_AFTER_S = 5
+"""What a client refused with `PoolBusy` is told to wait."""
+
+
+class PoolBusy(Exception):
+    """The job was not done: too many wait, or its worker died. The message says which."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CpuPool:
+    def __init__(self, workers: int, waiting: int = WAITING) -> None:
+        self.workers = workers
+        self.waiting = waiting
+        self._slots = threading.BoundedSemaphore(max(1, workers) + waiting)
+        self._lock = threading.Lock()
+        self._executor: ProcessPoolExecutor | None = None
+
+    @classmethod
+    def shared(cls, workers: int) -> CpuPool:
+        """The process's pool of `workers` workers (made on the first call)."""
+        with _SHARED_LOCK:
+            pool = _SHARED.get(workers)
+            if pool is None:
+                pool = _SHARED[workers] = cls(workers)
+            return pool
+
+    def run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`function(*args, **kwargs)` in a worker, waiting for it (call it from a thread, never the
+        event loop); PoolBusy when too many jobs wait already or the worker died."""
+        if not self._slots.acquire(blocking=False):
+            raise PoolBusy(
+                f"the server is busy with {max(1, self.workers) + self.waiting} other uploads or "
+                f"computations; try again in {RETRY_AFTER_S} seconds"
+            )
+        try:
+            if self.workers == 0:
+                return function(*args, **kwargs)
+            executor = self._started()
+            try:
+                return cast(T, executor.submit(_call, function, args, kwargs).result())
+            except BrokenProcessPool:
+                self._discard(executor)
+                raise PoolBusy(
+                    "the server's worker process for this stopped before it was done (out of "
+                    "memory?); try again in a moment"
+                ) from None
+        finally:
+            self._slots.release()
+
+    def close(self) -> None:
+        """End the workers (after the jobs they have); the next job starts new ones."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+    def _started(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ProcessPoolExecutor(
+                    self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+                )
+            return self._executor
+
+    def _discard(self, broken: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._executor is broken:
+                self._executor = None
+        broken.shutdown(wait=False, cancel_futures=True)
+
+
+_SHARED: dict[int, CpuPool] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _lower_priority() -> None:
+    os.nice(NICENESS)
+
+
+def _call(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """In the worker: the job, with an exception the server could not unpickle made one it can."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as exc:
+        try:
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            raise RuntimeError(f"{type(exc).__name__}: {exc}") from None
+        raise
