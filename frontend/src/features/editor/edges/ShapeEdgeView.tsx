@@ -12,7 +12,7 @@ import { useTranslation } from 'react-i18next';
 import { useEditorView } from '../EditorContext';
 import { edgeLabel } from '../../inputs/registry';
 import type { ShapeEdge } from '../logic/types';
-import { lanePath, laneBetween, type Box } from './lane';
+import { labelBottom, lanePath, laneBetween, type Box } from './lane';
 
 /** A target this far left of its source or more: the edge runs backwards (a wrapped chain). */
 const BACKWARDS = 20;
@@ -53,6 +53,7 @@ export const ShapeEdgeView = memo(function ShapeEdgeView({
     lane === null
       ? getBezierPath({ sourceX, sourceY, sourcePosition, targetX, targetY, targetPosition })
       : [lanePath({ x: sourceX, y: sourceY }, { x: targetX, y: targetY }, lane), (sourceX + targetX) / 2, lane];
+  const bottom = labelBottom({ x: sourceX, y: sourceY }, { x: targetX, y: targetY }, labelY);
   return (
     <>
       <BaseEdge id={id} path={path} markerEnd={markerEnd} className={selected ? 'dedge is-selected' : 'dedge'} />
@@ -60,7 +61,7 @@ export const ShapeEdgeView = memo(function ShapeEdgeView({
         <EdgeLabelRenderer>
           <div
             className={`dedge__label${selected ? ' is-selected' : ''}`}
-            style={{ transform: `translate(-50%, calc(-100% - 6px)) translate(${labelX}px, ${labelY}px)` }}
+            style={{ transform: `translate(-50%, -100%) translate(${labelX}px, ${bottom}px)` }}
             data-edge={id}
           >
             {edgeLabel(shape, t)}

@@ -73,3 +73,21 @@ export function lanePath(source: { x: number; y: number }, target: { x: number; 
     target,
   ]);
 }
+
+/** An edge label's height (10.5 px text, its padding and border) and its gap to what it sits on. */
+export const LABEL_HEIGHT = 18;
+const LABEL_GAP = 6;
+/** Closer than this, the ports' handles are under a label at the curve's middle. */
+const SHORT_EDGE = 140;
+/** Half a handle (11 px) and its white ring. */
+const HANDLE_REACH = 7;
+
+/**
+ * The y of an edge label's bottom: just above the curve's middle (`middleY`), or, on a short edge
+ * between close cards, above both ports, so the label no longer covers their handles.
+ */
+export function labelBottom(source: { x: number; y: number }, target: { x: number; y: number }, middleY: number) {
+  const above = middleY - LABEL_GAP;
+  if (Math.abs(target.x - source.x) >= SHORT_EDGE) return above;
+  return Math.min(above, source.y - HANDLE_REACH, target.y - HANDLE_REACH);
+}
