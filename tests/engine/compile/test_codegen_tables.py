@@ -230,3 +230,57 @@ def test_a_table_operator_without_script_code_is_refused_by_name() -> None:
 
     with pytest.raises(NotImplementedError, match=r"op\.Unwritten cannot be exported as code yet"):
         step_code(TableOp("n1", Unwritten(), StandardizeParams()))
+
+
+@pytest.mark.parametrize("kind", ["train.Classifier", "train.Regressor"])
+def test_the_script_leaves_out_rows_without_a_target_as_training_does(kind: str, tmp_path: Path) -> None:
+    """Rows whose target is empty are dropped and counted, as TableSource does by default, so the
+    script trains on the rows the app trained on instead of a class '' or a NaN loss."""
+    write_csv(tmp_path / "people.csv")
+    lines = (tmp_path / "people.csv").read_text(encoding="utf-8").splitlines()
+    regression = kind == "train.Regressor"
+    for row in (4, 90):  # data rows 4 and 90 (the header is line 0)
+        cells = lines[row].split(",")
+        cells[2 if regression else 4] = "NA" if row == 4 else ""
+        lines[row] = ",".join(cells)
+    (tmp_path / "people.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    graph = csv_graph(val_split=0.2, test_split=0.2, seed=4)
+    if regression:
+        graph["nodes"][0]["params"]["target"] = "weight"
+        graph["nodes"][-1]["type"] = "train.Regressor"
+        graph["nodes"][-3]["type"] = "layer.Linear"
+        graph["nodes"][5]["params"]["columns"] = ["height"]
+        graph["nodes"][6]["params"]["columns"] = ["height", "colour=red", "colour=blue"]
+    source = generate_script(graph, ctx_for(tmp_path))
+    lint(source)
+    script = tmp_path / "train.py"
+    script.write_text(source, encoding="utf-8")
+    output = run_script(script)
+    assert "2 rows without a target in the column " in output and "left out (rows 4, 90)" in output, output
+    result = run_graph(graph, ctx_for(tmp_path), tmp_path / "run", ListReporter())
+    assert result.test is not None
+    plan = compile_graph(graph, ctx_for(tmp_path))
+    assert plan.source is not None and plan.source.info.missing_targets == 2
+    if regression:
+        found = FIGURES.search(output)
+        assert found, output
+        assert float(found.group(3)) == pytest.approx(result.test["test_r2"], abs=2e-3)
+    else:
+        found = ACCURACY.search(output)
+        assert found, output
+        assert abs(float(found.group(1)) - result.test["test_accuracy"]) <= 0.02
+
+
+def test_a_train_node_that_refuses_rows_without_a_target_refuses_them_in_the_script(tmp_path: Path) -> None:
+    write_csv(tmp_path / "people.csv")
+    source = generate_script(csv_graph(missing_targets="refuse"), ctx_for(tmp_path))
+    lint(source)
+    script = tmp_path / "train.py"
+    script.write_text(source, encoding="utf-8")
+    module = load_module(script)
+    columns, target_name = module.load_table()
+    assert module.with_target(columns, target_name) is columns  # every row has its target
+    columns[target_name][[6, 40]] = None
+    refused = r"'kind' is empty in row 7 \(2 rows in all\); every row needs a target"
+    with pytest.raises(ValueError, match=refused):
+        module.with_target(columns, target_name)

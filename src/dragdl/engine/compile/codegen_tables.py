@@ -97,6 +97,37 @@ def to_features(columns: Columns) -> torch.Tensor:
     return torch.from_numpy(np.stack(parts, axis=1))
 '''
 
+WITH_TARGET = '''
+def with_target(columns: Columns, target_name: str) -> Columns:
+    """The rows whose target is present: {doc}"""
+    target = columns[target_name]
+    if target.dtype.kind == "f":
+        missing = np.isnan(target)
+    else:
+        missing = np.array([value is None for value in target], dtype=bool)
+    dropped = np.flatnonzero(missing)
+    if len(dropped) == 0:
+        return columns
+    first = f"the target column {{target_name!r}} is empty in row {{dropped[0] + 1}}"
+{tail}'''
+
+# The train node's Rows without a target: drop (the default, as TableSource does) or refuse.
+DROP_MISSING_TARGETS = """    kept = np.flatnonzero(~missing)
+    if len(kept) == 0:
+        raise ValueError(f"{first}, as in every row: no row has a target")
+    s = "s" if len(dropped) > 1 else ""
+    more = ", ..." if len(dropped) > 10 else ""
+    rows = ", ".join(str(row + 1) for row in dropped[:10]) + more
+    print(
+        f"{len(dropped)} row{s} without a target in the column {target_name!r} "
+        f"left out (row{s} {rows}); training on the other {len(kept)}"
+    )
+    return take(columns, kept)
+"""
+REFUSE_MISSING_TARGETS = """    count = len(dropped)
+    raise ValueError(f"{first} ({count} rows in all); every row needs a target")
+"""
+
 SHUFFLED_BATCHES = '''
 def shuffled_batches(x_all: torch.Tensor, y_all: torch.Tensor, epoch: int) -> Batches:
     """The training batches of one epoch, in an order drawn from (SEED, epoch)."""
@@ -120,6 +151,7 @@ def main() -> None:
         torch.set_num_threads(1)
 
     columns, target_name = load_table()
+    columns = with_target(columns, target_name)
     target = columns.pop(target_name)
 """
 
@@ -282,6 +314,7 @@ class TableScript(ScriptWriter):
         if "read_column(" in body:
             data += "\n" + READ_COLUMN
         data += "\n" + writer.blocks.split + "\n" + tpl.DERIVE_SEED + "\n" + COMMON
+        data += "\n" + _with_target(writer)
         functions = helpers(ops)
         data += "\n\n" + (functions + "\n\n\n" if functions else "") + FEATURES.strip("\n")
         data += "\n\n\n" + build_features(ops, names)
@@ -298,6 +331,16 @@ class TableScript(ScriptWriter):
             main=MAIN_HEAD + targets + MAIN_SPLITS + summary,
             samples="rows",
         )
+
+
+def _with_target(writer: Writer) -> str:
+    """`with_target`, as the train node's Rows without a target asks: rows whose target is empty
+    are left out and counted (drop, as TableSource does by default) or refused."""
+    train_id = writer.structure.train_id
+    params = writer.structure.nodes[train_id].params if train_id is not None else None
+    if getattr(params, "missing_targets", "drop") == "refuse":
+        return WITH_TARGET.format(doc="a row without one is refused.", tail=REFUSE_MISSING_TARGETS)
+    return WITH_TARGET.format(doc="rows without one are left out and counted.", tail=DROP_MISSING_TARGETS)
 
 
 def _uploaded_file(writer: Writer, params: TableParams) -> str:
