@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from dragdl.db.models import Task, TaskStatus, User
+from dragdl.db.models import Task, TaskStatus, User, utcnow
 from dragdl.runner.base import Backend, LaunchSpec, Outcome, Resources, Runner, WorkerConfig
 from dragdl.runner.demand import Demand, Placed, demand_of
 from dragdl.runner.failures import backoff_delays, classify, is_transient_db_error
@@ -624,6 +624,9 @@ class Scheduler(Runner):
                 # The machine's fault (a full data disk), not the task's: it waits, retries kept.
                 delay = self._launch_backoff()
                 self._launch_paused_until = time.monotonic() + delay
+                # Behind every task queued now: a fault of this task's own (its owner's disk quota)
+                # must not make the others wait behind it at each pause's end.
+                self._moved[task.id] = (utcnow(), task.id)
                 log.warning("could not start a worker (%s); starting none for %.0f s", exc, delay)
                 message = (
                     f"the worker could not be started ({type(exc).__name__}: {exc}); "
