@@ -286,3 +286,92 @@ def test_image_and_table_nodes_name_the_node_that_reads_a_sequence_set(user_clie
             "dataset_id",
             expected,
         ), graph["name"]
+
+
+def recording_csv(rows: int = 600, seed: int = 0) -> bytes:
+    """Three sensors recorded a row per step: 'walk' stretches swing slowly, 'run' ones fast."""
+    rng = np.random.default_rng(seed)
+    lines = ["ax,ay,az,activity"]
+    for row in range(rows):
+        activity = "walk" if (row // 100) % 2 == 0 else "run"
+        speed = 0.2 if activity == "walk" else 1.5
+        values = np.sin(speed * row + np.arange(3)) + rng.normal(0, 0.05, 3)
+        lines.append(",".join(f"{v:.4f}" for v in values) + f",{activity}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def upload_recording(client: TestClient, data: bytes, **options: str) -> Any:
+    return client.post("/api/datasets", files=[("files", ("walk.csv", data))], data=options)
+
+
+def test_a_csv_recording_uploaded_with_its_window_is_cut_into_sequences_and_trains(
+    user_client: TestClient, settings: Settings, db_session: Session, tmp_path: Path
+) -> None:
+    """A lone CSV sent with a label column, window and stride is a recording: stored as a sequence
+    set of windows, described and previewed as one, and its Datasets page node (which carries the
+    label column, window and stride) validates and trains; sent without them it is a table."""
+    from dragdl.engine.run import run_graph
+    from dragdl.engine.train.reporter import ListReporter
+    from dragdl.server.services.data_context import data_context_for
+
+    body = created(
+        upload_recording(user_client, recording_csv(), label_column="activity", window="32", stride="16")
+    )
+    assert (body["kind"], body["count"], [c["name"] for c in body["classes"]]) == (
+        "sequence",
+        36,
+        ["run", "walk"],
+    )
+    assert body["node"] == {
+        "type": "dataset.sequence",
+        "params": {
+            "label_column": "activity",
+            "window": 32,
+            "stride": 16,
+            "source": "uploaded",
+            "dataset_id": body["id"],
+        },
+    }
+    detail = user_client.get(f"/api/datasets/{body['id']}").json()
+    assert detail["sequence"]["features"] == 3 and detail["sequence"]["length"]["min"] == 32
+    graph = sequence_graph(body["node"])
+    result = user_client.post("/api/graphs/validate", json=graph).json()
+    assert result["ok"], result["errors"]
+    assert result["shapes"]["data"] == "32 x 3 seq"
+    assert result["dataset"]["sample"] == "32 steps x 3 features"
+
+    user = db_session.get(User, user_client.user["id"])  # type: ignore[attr-defined]
+    assert user is not None
+    run = run_graph(graph, data_context_for(db_session, settings, user), tmp_path / "run", ListReporter())
+    assert run.status == "succeeded" and run.epochs_completed == 1
+
+    table = created(upload_recording(user_client, recording_csv()))
+    assert table["kind"] == "table" and table["count"] == 600
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"window": "32"}, "a recording needs its label column: send label_column with window and stride"),
+        (
+            {"label_column": "activity", "window": "0"},
+            "window ('0') must be a whole number from 1 to 100,000",
+        ),
+        (
+            {"label_column": "activity", "stride": "x"},
+            "stride ('x') must be a whole number from 1 to 100,000",
+        ),
+        (
+            {"label_column": "mood", "window": "32"},
+            "walk.csv: no column 'mood' (columns: ax, ay, az, activity)",
+        ),
+        ({"label_column": "activity", "window": "700"}, "walk.csv: 600 rows, fewer than one window of 700"),
+    ],
+)
+def test_a_recordings_unusable_options_are_a_400_naming_them(
+    user_client: TestClient, settings: Settings, db_session: Session, options: dict[str, str], message: str
+) -> None:
+    response = upload_recording(user_client, recording_csv(), **options)
+    assert response.status_code == 400, response.text
+    assert response.json()["detail"] == message
+    nothing_left(user_client, settings, db_session)

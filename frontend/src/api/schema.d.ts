@@ -2039,10 +2039,10 @@ export interface components {
         SequenceSummary: {
             /**
              * Format
-             * @description ts: a UCR/UEA .ts file or TRAIN/TEST pair; csv_folders: one CSV per sequence in class folders; npy: X.npy with its labels.
+             * @description ts: a UCR/UEA .ts file or TRAIN/TEST pair; csv_folders: one CSV per sequence in class folders; npy: X.npy with its labels; recording: one CSV cut into windows (the dataset's node carries its label column, window and stride).
              * @enum {string}
              */
-            format: "ts" | "csv_folders" | "npy";
+            format: "ts" | "csv_folders" | "npy" | "recording";
             /**
              * Features
              * @description F, the values per time step.
@@ -4403,6 +4403,12 @@ export interface operations {
                     /** @description One .zip (class folders, or a CSV of path,label rows with its images), one .npy bitmap file per class (file name = class), one table: a .csv, .tsv or .parquet file, or sequences: a .ts file (or a _TRAIN.ts/_TEST.ts pair), X.npy with y.npy or labels.csv, or a .zip of these or of class folders of CSVs (one sequence per file). */
                     files: string[];
                     name?: string;
+                    /** @description With one CSV: a recording of sensor rows (a row per time step) to cut into windows, labelled by this column at each window's last step. */
+                    label_column?: string;
+                    /** @default 128 */
+                    window?: number;
+                    /** @default 64 */
+                    stride?: number;
                 };
             };
         };

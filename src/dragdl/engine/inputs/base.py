@@ -224,18 +224,23 @@ class InputType(ABC):
 
     # -- uploads ---------------------------------------------------------------------------------
 
-    def detect_upload(self, root: Path) -> str | None:
+    def detect_upload(self, root: Path, options: Mapping[str, str] | None = None) -> str | None:
         """The stored kind of an uploaded dataset (`datasets.kind`) when `root`, the received file or
         folder once unpacked, holds data this type reads; None when it does not. The server asks each
         registered type in turn before its own image and table checks, so a type claims only layouts
-        that are unmistakably its own (a `.ts` file, `X.npy` with labels)."""
+        that are unmistakably its own (a `.ts` file, `X.npy` with labels), or that the upload's
+        `options` (its form's other fields, as sent: a recording's `label_column`, `window` and
+        `stride`) say are its own. Checks nothing: `describe_upload` reports what is wrong."""
         return None
 
-    def describe_upload(self, kind: str, root: Path) -> dict[str, Any]:
+    def describe_upload(
+        self, kind: str, root: Path, options: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         """What the server stores of an upload this type detected as `kind`, read whole within the
-        type's limits: `format`, `classes`, `counts` and `count` (as for images), and whatever the
-        type's preview needs, bounded in size (a few samples, statistics). Raises DatasetError naming
-        the file and line of what cannot be read."""
+        type's limits: `format`, `classes`, `counts` and `count` (as for images), whatever the type's
+        preview needs, bounded in size (a few samples, statistics), and `node_params`, the params its
+        dataset node needs beside the dataset's id, if any (a recording's label column, window and
+        stride). Raises DatasetError naming the file and line, or the option, that cannot be used."""
         raise NotImplementedError(f"{self.title} uploads are not read")
 
 

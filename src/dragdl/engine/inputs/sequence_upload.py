@@ -2,27 +2,44 @@
 
 An upload is a sequence set when it holds a UCR/UEA `.ts` file (or a `_TRAIN.ts`/`_TEST.ts` pair),
 class folders of CSVs, or `X.npy` with its labels (`data/sequence_files.detect_sequence_format`). A
-lone CSV is not claimed: uploaded alone it is a table. The set is read whole by the engine's readers
-within `SequenceLimits` (their errors name the file and line), then described: counts, classes or
-numeric targets, lengths, and a preview bounded whatever the set holds (a few series per class, each
+lone CSV is a recording to cut into windows when the upload names its label column, window or stride
+(the form fields `label_column`, `window`, `stride`, as the dataset node's params are called); without
+them it is not claimed, and uploaded alone it is a table. A recording's description carries those
+params (`node_params`), so the node the Datasets page gives cuts it as it was described.
+
+The set is read whole by the engine's readers within `SequenceLimits` (their errors name the file
+and line), then described: counts, classes or numeric targets, lengths, and a preview bounded whatever the set holds (a few series per class, each
 at most `PREVIEW_POINTS` points per feature for a small line plot, and statistics of the first
 `PREVIEW_STAT_FEATURES` features): at most 24,000 plotted numbers, about 200 KB of JSON.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dragdl.engine.data.sequence_files import CSV_SUFFIXES, detect_sequence_format, open_sequence_folder
+from dragdl.engine.data.base import DatasetError
+from dragdl.engine.data.sequence_files import (
+    CSV_SUFFIXES,
+    detect_sequence_format,
+    open_recording,
+    open_sequence_folder,
+)
 from dragdl.engine.data.sequences import SequenceSource
 
 SEQUENCE_KIND = "sequence"
 """The stored kind of an uploaded sequence set (read by `dataset.sequence`, source 'uploaded')."""
 UPLOAD_FORMATS = ("ts", "csv_folders", "npy")
-"""The layouts an upload may hold; a recording (one CSV cut into windows) is a table when uploaded."""
+"""The layouts an upload holds by itself; a recording (one CSV cut into windows) only with its options."""
+RECORDING_OPTIONS = ("label_column", "window", "stride")
+"""An upload's form fields that make a lone CSV a recording: the dataset node's params of the same names."""
+DEFAULT_WINDOW = 128
+DEFAULT_STRIDE = 64
+MAX_WINDOW = 100_000
+"""The largest window and stride (the node's bounds)."""
 PREVIEW_CLASSES = 10
 """Classes (or, for numeric targets, target ranges) with sample series in the preview."""
 PREVIEW_SAMPLES = 3
@@ -35,10 +52,13 @@ _STAT_CHUNK = 4096
 """Sequences measured at once: a memory-mapped X.npy is read a part at a time."""
 
 
-def detect_sequence_upload(root: Path) -> str | None:
-    """SEQUENCE_KIND when `root` holds a sequence layout. Class folders are claimed only when they
-    hold nothing but CSVs: image class folders with a stray notes.csv stay images."""
+def detect_sequence_upload(root: Path, options: Mapping[str, str] | None = None) -> str | None:
+    """SEQUENCE_KIND when `root` holds a sequence layout, or a lone CSV sent with recording options.
+    Class folders are claimed only when they hold nothing but CSVs: image class folders with a stray
+    notes.csv stay images."""
     found = detect_sequence_format(root)
+    if found == "recording" and _recording_asked(options):
+        return SEQUENCE_KIND
     if found not in UPLOAD_FORMATS:
         return None
     if found == "csv_folders":
@@ -54,10 +74,48 @@ def _only_csvs(folder: Path) -> bool:
     )
 
 
-def describe_sequence_upload(root: Path) -> dict[str, Any]:
+def _recording_asked(options: Mapping[str, str] | None) -> bool:
+    return any((options or {}).get(name, "").strip() for name in RECORDING_OPTIONS)
+
+
+def recording_params(options: Mapping[str, str] | None) -> dict[str, Any]:
+    """A recording's label column, window and stride from an upload's options (window and stride as
+    the node's defaults when left out); DatasetError naming the option that cannot be used."""
+    given = {name: (options or {}).get(name, "").strip() for name in RECORDING_OPTIONS}
+    if not given["label_column"]:
+        raise DatasetError(
+            "a recording needs its label column: send label_column with window and stride",
+            field="label_column",
+        )
+    params: dict[str, Any] = {"label_column": given["label_column"][:200]}
+    for name, default in (("window", DEFAULT_WINDOW), ("stride", DEFAULT_STRIDE)):
+        text = given[name]
+        value = int(text) if text.isdigit() and len(text) <= 6 else None
+        if text and (value is None or not 1 <= value <= MAX_WINDOW):
+            raise DatasetError(
+                f"{name} ({text[:40]!r}) must be a whole number from 1 to {MAX_WINDOW:,}", field=name
+            )
+        params[name] = default if value is None else value
+    return params
+
+
+def open_uploaded_recording(root: Path, label_column: str, window: int, stride: int) -> SequenceSource:
+    """The recording a folder holds (its one CSV) cut into windows."""
+    files = [entry for entry in root.iterdir() if entry.is_file() and not entry.name.startswith(".")]
+    if len(files) != 1:
+        raise DatasetError(f"{root.name}: expected one CSV recording, found {len(files)} files")
+    return open_recording(files[0], label_column, window, stride)
+
+
+def describe_sequence_upload(root: Path, options: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The stored description of the sequence set under `root` (DatasetError if it cannot be read)."""
     found = detect_sequence_format(root)
-    source = open_sequence_folder(root)
+    node_params: dict[str, Any] = {}
+    if found == "recording":
+        node_params = recording_params(options)
+        source = open_uploaded_recording(root, **node_params)
+    else:
+        source = open_sequence_folder(root)
     lengths = source.lengths
     if source.labels is not None:
         classes = list(source.classes)
@@ -93,6 +151,7 @@ def describe_sequence_upload(root: Path) -> dict[str, Any]:
             "targets": targets,
         },
         "preview": sequence_preview(source),
+        "node_params": node_params,
     }
 
 

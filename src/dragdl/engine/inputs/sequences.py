@@ -14,7 +14,7 @@ sets, so a run and its resume see the same augmentation.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
@@ -114,17 +114,20 @@ class Sequences(InputType):
 
     # -- uploads (inputs/sequence_upload.py) -----------------------------------------------------
 
-    def detect_upload(self, root: Path) -> str | None:
-        """'sequence' for a `.ts` file or pair, class folders of CSVs, or `X.npy` with its labels."""
+    def detect_upload(self, root: Path, options: Mapping[str, str] | None = None) -> str | None:
+        """'sequence' for a `.ts` file or pair, class folders of CSVs, `X.npy` with its labels, or one
+        CSV recording sent with its label column, window or stride."""
         from dragdl.engine.inputs.sequence_upload import detect_sequence_upload
 
-        return detect_sequence_upload(root)
+        return detect_sequence_upload(root, options)
 
-    def describe_upload(self, kind: str, root: Path) -> dict[str, Any]:
+    def describe_upload(
+        self, kind: str, root: Path, options: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
         """Counts, classes or target statistics, lengths, features and a bounded preview of line plots."""
         from dragdl.engine.inputs.sequence_upload import describe_sequence_upload
 
-        return describe_sequence_upload(root)
+        return describe_sequence_upload(root, options)
 
 
 def pad_collate(samples: Sequence[Sample], with_lengths: bool = False) -> Batch:
@@ -152,9 +155,11 @@ class SequenceBatches(BatchSource):
         order = epoch_order(self.num_samples, self.shuffle, self.seed, epoch)
         for b in range(skip, len(self)):
             idx = order[b * self.batch_size : (b + 1) * self.batch_size][self.rank :: self.world]
-            lengths = self.lengths[idx]
+            lengths = self.lengths.index_select(0, idx)
             steps = int(lengths.max())
-            yield {INPUT: self.values[idx, :steps], TARGET: self.targets[idx], LENGTHS: lengths}
+            # index_select, as TensorBatches gathers: the rows of values[idx, :steps], faster.
+            values = self.values[:, :steps].index_select(0, idx)
+            yield {INPUT: values, TARGET: self.targets.index_select(0, idx), LENGTHS: lengths}
 
 
 class _SequenceFetch(ImageFetch):

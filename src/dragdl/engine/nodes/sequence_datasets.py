@@ -22,7 +22,13 @@ from dragdl.engine.data.sequence_builtin import (
 from dragdl.engine.data.sequence_files import detect_sequence_format, open_recording, open_sequence_folder
 from dragdl.engine.data.sequences import SequenceSource
 from dragdl.engine.inputs.base import InputType
-from dragdl.engine.inputs.sequence_upload import SEQUENCE_KIND
+from dragdl.engine.inputs.sequence_upload import (
+    DEFAULT_STRIDE,
+    DEFAULT_WINDOW,
+    MAX_WINDOW,
+    SEQUENCE_KIND,
+    open_uploaded_recording,
+)
 from dragdl.engine.inputs.sequences import SEQUENCES
 from dragdl.engine.nodes.base import DatasetNode
 from dragdl.engine.nodes.datasets import resolve_path
@@ -69,16 +75,16 @@ class SequenceParams(BaseModel):
         "takes the label of its last step.",
     )
     window: int = Field(
-        128,
+        DEFAULT_WINDOW,
         ge=1,
-        le=100_000,
+        le=MAX_WINDOW,
         title="Window",
         description="For a CSV recording: steps per sequence cut from it.",
     )
     stride: int = Field(
-        64,
+        DEFAULT_STRIDE,
         ge=1,
-        le=100_000,
+        le=MAX_WINDOW,
         title="Stride",
         description="For a CSV recording: steps from the start of one window to the start of the next "
         "(equal to Window: windows side by side; smaller: overlapping).",
@@ -90,7 +96,7 @@ def open_sequences(params: SequenceParams, ctx: DataContext) -> SequenceSource:
     if params.source == "builtin":
         return open_sequence_builtin(params.name, ctx.cache_dir)
     if params.source == "uploaded":
-        return _open_uploaded(params.dataset_id, ctx)
+        return _open_uploaded(params, ctx)
     if not params.path:
         raise DatasetError("choose the sequence files (source 'file')", field="path")
     path = resolve_path(params.path, ctx)
@@ -111,8 +117,11 @@ def open_sequences(params: SequenceParams, ctx: DataContext) -> SequenceSource:
         raise
 
 
-def _open_uploaded(dataset_id: str | None, ctx: DataContext) -> SequenceSource:
-    """An uploaded sequence set: what the server stored (`datasets/<id>/data`), read as a folder."""
+def _open_uploaded(params: SequenceParams, ctx: DataContext) -> SequenceSource:
+    """An uploaded sequence set: what the server stored (`datasets/<id>/data`), read as a folder; an
+    uploaded recording is cut by the node's label column, window and stride (the Datasets page's
+    node carries those it was uploaded with)."""
+    dataset_id = params.dataset_id
     entry = ctx.uploaded.get(dataset_id or "")
     if not dataset_id or entry is None:
         raise DatasetError(f"dataset {dataset_id or '(none)'} not found", field="dataset_id")
@@ -124,6 +133,13 @@ def _open_uploaded(dataset_id: str | None, ctx: DataContext) -> SequenceSource:
         )
     path = entry.path if entry.path.is_absolute() else ctx.data_dir / entry.path
     try:
+        if detect_sequence_format(path) == "recording":
+            if not params.label_column:
+                raise DatasetError(
+                    f"dataset {dataset_id} is a recording: name its label column, window and stride",
+                    field="label_column",
+                )
+            return open_uploaded_recording(path, params.label_column, params.window, params.stride)
         return open_sequence_folder(path)
     except DatasetError as exc:
         if exc.field is None:

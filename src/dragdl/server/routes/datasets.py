@@ -46,6 +46,14 @@ _UPLOAD_BODY = {
                             "these or of class folders of CSVs (one sequence per file).",
                         },
                         "name": {"type": "string", "maxLength": 200},
+                        "label_column": {
+                            "type": "string",
+                            "maxLength": 200,
+                            "description": "With one CSV: a recording of sensor rows (a row per time "
+                            "step) to cut into windows, labelled by this column at each window's last step.",
+                        },
+                        "window": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 128},
+                        "stride": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 64},
                     },
                 }
             }
@@ -125,6 +133,7 @@ async def upload_dataset(
             form.files,
             form.fields.get("name"),
             request.app.state.cpu_pool,
+            {key: value for key, value in form.fields.items() if key != "name"},
         )
     except UploadError as exc:
         await run_in_threadpool(shutil.rmtree, directory, True)

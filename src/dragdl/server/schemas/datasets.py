@@ -49,9 +49,10 @@ class TargetStats(BaseModel):
 class SequenceSummary(BaseModel):
     """An uploaded sequence set: T steps of F features per sample."""
 
-    format: Literal["ts", "csv_folders", "npy"] = Field(
+    format: Literal["ts", "csv_folders", "npy", "recording"] = Field(
         description="ts: a UCR/UEA .ts file or TRAIN/TEST pair; csv_folders: one CSV per sequence in class "
-        "folders; npy: X.npy with its labels."
+        "folders; npy: X.npy with its labels; recording: one CSV cut into windows (the dataset's node "
+        "carries its label column, window and stride)."
     )
     features: int = Field(description="F, the values per time step.")
     length: LengthStats = Field(description="Time steps per sequence.")

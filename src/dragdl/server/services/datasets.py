@@ -16,6 +16,7 @@ import io
 import os
 import shutil
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,7 +103,11 @@ def dataset_node(row: Dataset) -> dict[str, Any]:
     if row.kind == TABLE_KIND:
         return {"type": TABLE_NODE, "params": {"source": "uploaded", "dataset_id": row.id}}
     if row.kind == SEQUENCE_KIND:
-        return {"type": SEQUENCE_NODE, "params": {"source": "uploaded", "dataset_id": row.id}}
+        # What the description says the node needs beside the id (a recording's label column,
+        # window and stride: InputType.describe_upload's node_params).
+        extra = row.info.get("node_params") if isinstance(row.info, dict) else None
+        params = {**(extra if isinstance(extra, dict) else {}), "source": "uploaded", "dataset_id": row.id}
+        return {"type": SEQUENCE_NODE, "params": params}
     return {"type": UPLOADED_NODE, "params": {"dataset_id": row.id}}
 
 
@@ -146,6 +151,7 @@ def create_dataset(
     files: list[ReceivedFile],
     name: str | None,
     pool: CpuPool,
+    options: Mapping[str, str] | None = None,
 ) -> Dataset:
     """Check and store an upload whose files were received into `datasets/<id>/incoming/`, read in
     `pool` (PoolBusy when it has no room for one more).
@@ -153,7 +159,7 @@ def create_dataset(
     The dataset must fit in the user's dataset quota as unpacked; the user's row stays locked from
     that check to the commit, so concurrent uploads cannot both take the last room.
     """
-    ingested = ingest(settings, dataset_id, files, pool)
+    ingested = ingest(settings, dataset_id, files, pool, options)
     lock_user(db, user)
     try:
         check_dataset_room(db, settings, user, ingested.size_bytes)
@@ -183,9 +189,16 @@ def default_name(files: list[ReceivedFile]) -> str:
 # --- ingestion ----------------------------------------------------------------------------------
 
 
-def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile], pool: CpuPool) -> Ingested:
+def ingest(
+    settings: Settings,
+    dataset_id: str,
+    files: list[ReceivedFile],
+    pool: CpuPool,
+    options: Mapping[str, str] | None = None,
+) -> Ingested:
     """Put the upload in place under `datasets/<id>/data` and describe it, reading it in `pool`;
-    UploadError if unusable."""
+    UploadError if unusable. `options`, the form's other fields, may make an input type claim files
+    that are otherwise another's (a lone CSV with a label column and window is a recording)."""
     from dragdl.engine.data.base import DatasetError
     from dragdl.engine.nodes.uploaded import CSV_NAME
 
@@ -194,15 +207,15 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile], pool:
     if not files:
         raise UploadError("no file received: send a .zip or .npy files in the 'files' field")
     names = {Path(f.filename).suffix.lower() for f in files}
+    if not any(_is_zip(f) for f in files):
+        claimed = claim_loose(files, directory, root, options)
+        if claimed is not None:
+            return _ingest_claimed(claimed, directory, root, files, pool)
     if len(files) == 1 and Path(files[0].filename).suffix.lower() in TABLE_SUFFIXES:
         path, info, size = ingest_table(
             directory, root, files[0], lambda message: _relative(message, directory, root, files), pool
         )
         return Ingested(kind=TABLE_KIND, reader_path=path, info=info, size_bytes=size)
-    if not any(_is_zip(f) for f in files):
-        claimed = claim_loose(files, directory, root)
-        if claimed is not None:
-            return _ingest_claimed(claimed, directory, root, files, pool)
     tables = [f.filename for f in files if Path(f.filename).suffix.lower() in TABLE_SUFFIXES]
     if tables:
         listed = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
@@ -226,7 +239,7 @@ def ingest(settings: Settings, dataset_id: str, files: list[ReceivedFile], pool:
                 status_code=415,
             )
         shutil.rmtree(directory / "incoming", ignore_errors=True)
-        claimed = claim(root)
+        claimed = claim(root, options)
         if claimed is not None:
             return _ingest_claimed(claimed, directory, root, files, pool)
         kind, reader_path = _detect(root)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,20 +35,26 @@ class Claimed:
 
     kind: str
     input_type: InputType
+    options: Mapping[str, str] = field(default_factory=dict)
+    """The upload form's other fields, as sent (a recording's label_column, window and stride)."""
 
 
-def claim(root: Path) -> Claimed | None:
-    """The first registered input type that recognises `root` as its own, with the kind it gives."""
+def claim(root: Path, options: Mapping[str, str] | None = None) -> Claimed | None:
+    """The first registered input type that recognises `root` as its own, with the kind it gives;
+    `options` are the upload form's other fields, as sent."""
     from dragdl.engine.inputs.registry import all_input_types
 
+    given = dict(options or {})
     for input_type in all_input_types():
-        kind = input_type.detect_upload(root)
+        kind = input_type.detect_upload(root, given)
         if kind is not None:
-            return Claimed(kind, input_type)
+            return Claimed(kind, input_type, given)
     return None
 
 
-def claim_loose(files: list[ReceivedFile], directory: Path, root: Path) -> Claimed | None:
+def claim_loose(
+    files: list[ReceivedFile], directory: Path, root: Path, options: Mapping[str, str] | None = None
+) -> Claimed | None:
     """Offer loose files (no archive) to the input types under their own names; the one that claims
     them gets them as `root`. None, with nothing changed, when no type does or a name is unusable
     as a file name (the image path then reports it)."""
@@ -61,7 +68,7 @@ def claim_loose(files: list[ReceivedFile], directory: Path, root: Path) -> Claim
             os.link(received.path, offered / received.filename)
         except OSError:  # a file system without hard links: a copy, as good if slower
             shutil.copyfile(received.path, offered / received.filename)
-    claimed = claim(offered)
+    claimed = claim(offered, options)
     if claimed is None:
         shutil.rmtree(offered)
         return None
@@ -75,7 +82,7 @@ def describe_claimed(claimed: Claimed, root: Path) -> dict[str, Any]:
     macOS's `__MACOSX` folder, is removed first: readers that search folders would find it)."""
     for name in _IGNORED:
         shutil.rmtree(root / name, ignore_errors=True)
-    return claimed.input_type.describe_upload(claimed.kind, root)
+    return claimed.input_type.describe_upload(claimed.kind, root, claimed.options)
 
 
 def _usable(name: str) -> bool:
