@@ -8,9 +8,10 @@ them it is not claimed, and uploaded alone it is a table. A recording's descript
 params (`node_params`), so the node the Datasets page gives cuts it as it was described.
 
 The set is read whole by the engine's readers within `SequenceLimits` (their errors name the file
-and line), then described: counts, classes or numeric targets, lengths, and a preview bounded whatever the set holds (a few series per class, each
-at most `PREVIEW_POINTS` points per feature for a small line plot, and statistics of the first
-`PREVIEW_STAT_FEATURES` features): at most 24,000 plotted numbers, about 200 KB of JSON.
+and line), then described: counts, classes or numeric targets, lengths, and a preview bounded
+whatever the set holds (a few series per class, each at most `PREVIEW_POINTS` points per feature for
+a small line plot, and statistics of the first `PREVIEW_STAT_FEATURES` features): at most 24,000
+plotted numbers, about 200 KB of JSON.
 """
 
 from __future__ import annotations
