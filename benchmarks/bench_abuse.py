@@ -5,9 +5,11 @@
 
 Starts `dragdl serve` on a free loopback port with a temporary data dir and signs up two users.
 `victim` trains the iris logistic regression (examples/logistic_regression_iris.json, `--epochs` on
-the CPU), polls `GET /api/health` every 50 ms the whole time, and predicts rows with its model once
-the task ended. Meanwhile `attacker` (after training a tiny model of its own, which finding 13
-needs) sends, one after another and each a bounded number of times:
+the CPU), polls `GET /api/health` every 50 ms the whole time from a process of its own (in this one,
+the attacker's client building hundreds of megabytes of bodies would delay its measurements by the
+GIL), and predicts rows with its model once the task ended. Meanwhile `attacker` (after training a
+tiny model of its own, which finding 13 needs) sends, one after another and each a bounded number of
+times:
 
 1. a Parquet file whose one cell is a list of 2 x 10^7 zeros, and one whose dictionary-encoded text
    decodes to 3 GB (10^6 rows of one 3,000-character value);
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import multiprocessing
 import sys
 import tempfile
 import threading
@@ -112,16 +115,57 @@ class Sampler(threading.Thread):
             self.times.append(started)
 
 
+def probe_health(url: str, cookies: dict[str, str], every_s: float, ready: Any, stop: Any, out: Any) -> None:
+    """The victim's health checks, in a process of their own: GET /api/health every `every_s` until
+    `stop` is set, then (the monotonic time each was sent, its latency; inf for no answer) to `out`."""
+    client = httpx.Client(base_url=url, cookies=cookies, timeout=30, headers={"X-Requested-With": "bench"})
+    times: list[float] = []
+    values: list[float] = []
+    ready.set()
+    while not stop.wait(every_s):
+        started = time.monotonic()
+        try:
+            client.get("/api/health")
+            values.append(time.monotonic() - started)
+        except httpx.HTTPError:
+            values.append(float("inf"))  # no answer counts as the worst latency
+        times.append(started)
+    out.send((times, values))
+
+
+class HealthProbe:
+    """`probe_health` in a spawned process; `finish()` stops it and keeps what it measured."""
+
+    def __init__(self, url: str, cookies: dict[str, str], every_s: float) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.ready, self.stop = context.Event(), context.Event()
+        self._results, sending = context.Pipe(duplex=False)
+        args = (url, cookies, every_s, self.ready, self.stop, sending)
+        self.process = context.Process(target=probe_health, args=args, daemon=True)
+        self.times: list[float] = []
+        self.values: list[float] = []
+
+    def start(self) -> None:
+        self.process.start()
+        if not self.ready.wait(120):
+            raise RuntimeError("the health probe's process did not start")
+
+    def finish(self) -> None:
+        self.stop.set()
+        self.times, self.values = self._results.recv()
+        self.process.join(30)
+
+
 Window = tuple[str, float, float]
 """An attack's name and the monotonic times its request was sent and answered."""
 
 
-def by_phase(sampler: Sampler, windows: list[Window]) -> list[tuple[str, list[float]]]:
-    """The samples whose call overlapped each attack's request (one phase per attack name, in the
+def by_phase(probe: HealthProbe, windows: list[Window]) -> list[tuple[str, list[float]]]:
+    """The checks whose call overlapped each attack's request (one phase per attack name, in the
     order first sent), then those that overlapped none ("between attacks")."""
     phases: dict[str, list[float]] = {}
     quiet: list[float] = []
-    for started, value in zip(sampler.times, sampler.values, strict=True):
+    for started, value in zip(probe.times, probe.values, strict=True):
         ended = started + (value if value != float("inf") else 30.0)
         names = [name for name, begin, end in windows if started < end and ended > begin]
         for name in dict.fromkeys(names):
@@ -276,18 +320,9 @@ def main() -> None:
             time.sleep(2)
             idle = server_rss(server.pid)
             memory = Sampler(lambda: float(server_rss(server.pid)), 0.05)
-
-            def health() -> float:
-                started = time.perf_counter()
-                try:
-                    victim.get("/api/health", timeout=30)
-                except httpx.HTTPError:
-                    return float("inf")  # no answer counts as the worst latency
-                return time.perf_counter() - started
-
-            latencies = Sampler(health, 0.05)
-            memory.start()
+            latencies = HealthProbe(server.url, dict(victim.cookies), 0.05)
             latencies.start()
+            memory.start()
             task_id = victim.post("/api/tasks", json={"graph": iris(args.epochs)}).json()["id"]
             windows: list[Window] = []
             answers = attacks(attacker, server, data_dir, model_id, windows)
@@ -306,9 +341,8 @@ def main() -> None:
                 predicted = victim.post(
                     f"/api/models/{victim_model}/predict/rows", json={"rows": rows}
                 ).status_code
-            latencies.stop.set()
+            latencies.finish()
             memory.stop.set()
-            latencies.join()
             memory.join()
     p50, p99 = percentile(latencies.values, 50), percentile(latencies.values, 99)
     above = max(memory.values, default=idle) - idle
