@@ -59,6 +59,12 @@ _SCHEDULE_NOTES = {
 }
 
 
+GENERIC_STDLIB_IMPORTS = ("import math",)
+"""What the blocks every script holds use (the training loop's `math.ceil`), whatever its input
+type's writer imports."""
+GENERIC_THIRD_PARTY_IMPORTS = ("import numpy as np", "import torch", "from torch import nn")
+
+
 def generate_script(
     graph: dict[str, Any] | Graph, ctx: DataContext, fast_path: dict[str, Any] | None = None
 ) -> str:
@@ -222,7 +228,9 @@ class Writer:
         return f'"""{text}\n"""\n'
 
     def _imports(self, stdlib_imports: tuple[str, ...], third_imports: tuple[str, ...]) -> str:
-        stdlib, third = set(stdlib_imports), set(third_imports)
+        # The input type's imports, and those of the blocks every script has (the training loop's).
+        stdlib = set(stdlib_imports) | set(GENERIC_STDLIB_IMPORTS)
+        third = set(third_imports) | set(GENERIC_THIRD_PARTY_IMPORTS)
         for line in self.imports:
             top = line.split()[1].split(".")[0]
             (stdlib if top in sys.stdlib_module_names else third).add(line)

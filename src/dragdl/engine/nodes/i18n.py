@@ -137,8 +137,10 @@ def localize_entry(entry: dict[str, Any], lang: Language, downloads: bool) -> di
     for port in (*out["inputs"], *out["outputs"]):
         port["label"] = _translate(port["label"], lang)
     for prop in out["params_schema"].get("properties", {}).values():
-        prop["title"] = _translate(prop["title"], lang)
-        prop["description"] = _translate(prop["description"], lang)
+        # Built-in params all have both (tests/engine/nodes/test_catalog.py); another module's may not.
+        for key in ("title", "description"):
+            if key in prop:
+                prop[key] = _translate(prop[key], lang)
         if prop.get("x-download") and not downloads:
             prop["readOnly"] = True
             prop["x-locked"] = {"value": False, "reason": _translate(DOWNLOADS_OFF, lang)}
