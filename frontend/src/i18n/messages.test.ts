@@ -27,4 +27,12 @@ describe('translations', () => {
     const zhPlaceholders = placeholders(zh);
     for (const [path, names] of placeholders(en)) expect(zhPlaceholders.get(path), path).toEqual(names);
   });
+
+  it('say rows without a target are left out of training, not deleted', () => {
+    // The file keeps them: 已删除 (deleted) read as if the upload had been changed.
+    for (const text of [zh.props.tableMissingTargets_one, zh.props.tableMissingTargets_other]) {
+      expect(text).not.toContain('删除');
+      expect(text).toContain('训练');
+    }
+  });
 });
