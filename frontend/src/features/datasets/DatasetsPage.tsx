@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { DropZone } from '../../ui/DropZone';
 import { useNotify } from '../../ui/toast';
 import { formatBytes } from '../tasks/format';
-import { formatDate } from '../tasks/TaskCenter';
+import { formatDate } from '../tasks/format';
 import { usePolling } from '../tasks/usePolling';
 import { ConfirmDialog, PageState, ProgressBar } from '../tasks/widgets';
 import {

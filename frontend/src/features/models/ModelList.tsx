@@ -4,7 +4,7 @@ import { Link } from '../../app/router';
 import { pathFor } from '../../app/routes';
 import { useNotify } from '../../ui/toast';
 import { formatScore, testScore } from '../tasks/format';
-import { formatDate } from '../tasks/TaskCenter';
+import { formatDate } from '../tasks/format';
 import { usePolling } from '../tasks/usePolling';
 import { ConfirmDialog, PageState } from '../tasks/widgets';
 import { deleteModel, listModels, type ModelPublic } from './api';

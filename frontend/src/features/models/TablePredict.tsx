@@ -7,7 +7,7 @@ import { errorText } from '../../i18n/errorText';
 import { useCatalog } from '../catalog/CatalogProvider';
 import { ranksClasses } from '../catalog/taskKind';
 import { formatPercent } from '../tasks/format';
-import { formatDate } from '../tasks/TaskCenter';
+import { formatDate } from '../tasks/format';
 import type { PredictProps } from '../inputs/types';
 import { predictCsv, predictRows, saveBlob, type ColumnPublic, type ModelPublic, type RowPrediction } from './api';
 import {

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { getMetrics, listTasks, type TaskPublic } from '../tasks/api';
 import { isActive } from '../tasks/format';
-import { formatDate } from '../tasks/TaskCenter';
+import { formatDate } from '../tasks/format';
 import { StatusBadge } from '../tasks/widgets';
 import { countPoints, lineChartOption, type LineSpec } from './chartOptions';
 import { PALETTE } from './echarts';

@@ -7,7 +7,7 @@ import { useNotify } from '../../ui/toast';
 import { deleteTask, getTask } from '../tasks/api';
 import { elapsedSeconds, formatDuration, formatNumber, formatPercent, isActive, isFinal } from '../tasks/format';
 import { TaskActions, useTaskActions } from '../tasks/TaskActions';
-import { formatDate } from '../tasks/TaskCenter';
+import { formatDate } from '../tasks/format';
 import { useNow, usePolling } from '../tasks/usePolling';
 import { ConfirmDialog, PageState, ProgressBar, StatusBadge } from '../tasks/widgets';
 import { CurvesPanel } from './CurvesPanel';

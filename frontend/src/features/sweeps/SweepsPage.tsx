@@ -4,7 +4,7 @@ import { useCallback, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Link, useRoute } from '../../app/router';
 import { pathFor } from '../../app/routes';
-import { parseServerTime } from '../tasks/format';
+import { formatDate } from '../tasks/format';
 import { usePolling } from '../tasks/usePolling';
 import { PageState } from '../tasks/widgets';
 import { listSweeps, type SweepSummary } from './api';
@@ -32,15 +32,6 @@ export function SweepStatus({ status }: { status: SweepSummary['status'] }) {
       {t(`sweeps.status.${status}`)}
     </span>
   );
-}
-
-function formatDate(value: string, language: string): string {
-  const ms = parseServerTime(value);
-  if (Number.isNaN(ms)) return '—';
-  return new Date(ms).toLocaleString(language === 'zh' ? 'zh-CN' : 'en-GB', {
-    dateStyle: 'medium',
-    timeStyle: 'short',
-  });
 }
 
 /** Trials that have ended, of any state: what the budget has spent. */

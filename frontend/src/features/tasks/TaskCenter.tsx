@@ -11,7 +11,7 @@ import {
   formatDuration,
   formatPercent,
   isActive,
-  parseServerTime,
+  formatDate,
   sortTasks,
   TASK_LIST_SORTS,
   TASK_STATUSES,
@@ -36,15 +36,6 @@ interface Column {
   key: SortKey | null;
   label: string;
   className?: string;
-}
-
-export function formatDate(value: string | null | undefined, language: string): string {
-  const ms = parseServerTime(value);
-  if (Number.isNaN(ms)) return '—';
-  return new Date(ms).toLocaleString(language === 'zh' ? 'zh-CN' : 'en-GB', {
-    dateStyle: 'medium',
-    timeStyle: 'short',
-  });
 }
 
 export default function TaskCenter() {

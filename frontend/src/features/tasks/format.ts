@@ -120,6 +120,16 @@ export function parseServerTime(value: string | null | undefined): number {
   return Date.parse(zoned);
 }
 
+/** A server time as every page writes one: '26 Nov 2026, 20:53', '2026年11月26日 20:53'; '—' if none. */
+export function formatDate(value: string | null | undefined, language: string): string {
+  const ms = parseServerTime(value);
+  if (Number.isNaN(ms)) return '—';
+  return new Date(ms).toLocaleString(language === 'zh' ? 'zh-CN' : 'en-GB', {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+  });
+}
+
 /** Seconds a task has run: the server's figure, or from started_at to `now` while it runs. */
 export function elapsedSeconds(
   task: Pick<TaskPublic, 'elapsed_s' | 'started_at' | 'finished_at'>,

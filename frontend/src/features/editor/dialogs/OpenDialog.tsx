@@ -4,11 +4,7 @@ import { getGraph, listGraphs, type GraphSummary, type SavedGraph } from '../../
 import { Modal } from '../../../ui/Modal';
 import { useNotify } from '../../../ui/toast';
 import { errorText } from '../../../i18n/errorText';
-
-export function formatDate(iso: string, language: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(language === 'zh' ? 'zh-CN' : 'en');
-}
+import { formatDate } from '../../tasks/format';
 
 export function OpenDialog({ onClose, onOpen }: { onClose: () => void; onOpen: (graph: SavedGraph) => void }) {
   const { t, i18n } = useTranslation();

@@ -4,7 +4,7 @@ import { listVersions, restoreVersion, type GraphVersion, type SavedGraph } from
 import { Modal } from '../../../ui/Modal';
 import { useNotify } from '../../../ui/toast';
 import type { ServerLink } from '../storage';
-import { formatDate } from './OpenDialog';
+import { formatDate } from '../../tasks/format';
 import { errorText } from '../../../i18n/errorText';
 
 interface Props {

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { DropZone } from '../../../ui/DropZone';
 import { errorText } from '../../../i18n/errorText';
-import { formatDate } from '../../tasks/TaskCenter';
+import { formatDate } from '../../tasks/format';
 import type { PredictProps } from '../../inputs/types';
 import { FileAnswerView } from './FileAnswerView';
 import { useFilePredictions } from './useFilePredictions';

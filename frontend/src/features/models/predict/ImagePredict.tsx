@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { DropZone } from '../../../ui/DropZone';
 import { useNotify } from '../../../ui/toast';
-import { formatDate } from '../../tasks/TaskCenter';
+import { formatDate } from '../../tasks/format';
 import { PageState } from '../../tasks/widgets';
 import { getManifest, predict, type InvertChoice, type Manifest } from '../api';
 import { PredictionView, type InputItem } from '../PredictionView';

@@ -6,7 +6,7 @@ import { useTranslation } from 'react-i18next';
 import { DropZone } from '../../../ui/DropZone';
 import { errorText } from '../../../i18n/errorText';
 import { EChart } from '../../monitor/EChart';
-import { formatDate } from '../../tasks/TaskCenter';
+import { formatDate } from '../../tasks/format';
 import { PageState } from '../../tasks/widgets';
 import { downsample, linesOption } from '../../inputs/sequencePlots';
 import { readSeries, type Series } from '../../inputs/sequenceFile';
