@@ -224,10 +224,15 @@ class InputType(ABC):
 
     # -- uploads ---------------------------------------------------------------------------------
 
+    upload_fallback: ClassVar[bool] = False
+    """Whether this type takes, as a last guess, unpacked uploads that no other type claims (images:
+    any folder is class folders to its reader, which says what is wrong). The server asks the other
+    types first, and offers loose files (not an archive) only to the others."""
+
     def detect_upload(self, root: Path, options: Mapping[str, str] | None = None) -> str | None:
         """The stored kind of an uploaded dataset (`datasets.kind`) when `root`, the received file or
         folder once unpacked, holds data this type reads; None when it does not. The server asks each
-        registered type in turn before its own image and table checks, so a type claims only layouts
+        registered type in turn (`upload_fallback` types last), so a type claims only layouts
         that are unmistakably its own (a `.ts` file, `X.npy` with labels), or that the upload's
         `options` (its form's other fields, as sent: a recording's `label_column`, `window` and
         `stride`) say are its own. Checks nothing: `describe_upload` reports what is wrong."""
@@ -238,9 +243,11 @@ class InputType(ABC):
     ) -> dict[str, Any]:
         """What the server stores of an upload this type detected as `kind`, read whole within the
         type's limits: `format`, `classes`, `counts` and `count` (as for images), whatever the type's
-        preview needs, bounded in size (a few samples, statistics), and `node_params`, the params its
+        preview needs, bounded in size (a few samples, statistics), `node_params`, the params its
         dataset node needs beside the dataset's id, if any (a recording's label column, window and
-        stride). Raises DatasetError naming the file and line, or the option, that cannot be used."""
+        stride), and `reader_file`, the file under `root` its reader takes when not `root` itself (an
+        image listing's CSV; the server keeps it as the dataset's path, not in its description).
+        Raises DatasetError naming the file and line, or the option, that cannot be used."""
         raise NotImplementedError(f"{self.title} uploads are not read")
 
 

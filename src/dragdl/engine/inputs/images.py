@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -32,6 +33,7 @@ class Images(InputType):
     export_input_name: ClassVar[str] = "images"
 
     samples_name: ClassVar[str] = "images"
+    upload_fallback: ClassVar[bool] = True
 
     def sample_shape(self, info: DatasetInfo) -> Shape:
         return (info.channels, *(info.size or (None, None)))
@@ -94,6 +96,24 @@ class Images(InputType):
             0, 256, (n, spec.channels, height, width), generator=generator, dtype=torch.uint8
         )
         return torch.stack([preprocess(image) for image in images])
+
+    # -- uploads (inputs/image_upload.py) --------------------------------------------------------
+
+    def detect_upload(self, root: Path, options: Mapping[str, str] | None = None) -> str | None:
+        """'csv' (a listing with its images), 'bitmaps' (.npy files) or 'folder' (class folders): any
+        unpacked upload, as the last guess (`upload_fallback`). An upload sent with options (a
+        recording's) is not images."""
+        from dragdl.engine.inputs.image_upload import detect_image_upload
+
+        return None if options else detect_image_upload(root)
+
+    def describe_upload(
+        self, kind: str, root: Path, options: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Classes, counts, channels, size statistics and sample paths, each image decoded whole."""
+        from dragdl.engine.inputs.image_upload import describe_image_upload
+
+        return describe_image_upload(kind, root)
 
 
 def training_background(source: ImageSource) -> Background:

@@ -16,6 +16,7 @@ from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo, Imag
 from dragdl.engine.data.bitmaps import DEFAULT_MAX_PER_CLASS, describe_bitmaps, open_bitmaps
 from dragdl.engine.data.files import describe_csv, describe_folder, open_csv, open_folder
 from dragdl.engine.graph.spec import Graph
+from dragdl.engine.inputs.image_upload import CSV_NAME
 from dragdl.engine.inputs.sequence_upload import SEQUENCE_KIND
 from dragdl.engine.nodes.datasets import ImageDatasetNode
 from dragdl.engine.nodes.datasets_code import bitmaps_code, csv_code, folder_code
@@ -23,8 +24,6 @@ from dragdl.engine.nodes.registry import register
 from dragdl.engine.nodes.tables import TABLE_KIND
 
 KINDS = ("folder", "csv", "bitmaps")
-CSV_NAME = "labels.csv"
-"""The name the server gives the CSV of an uploaded image list (the exported script relies on it)."""
 _FIELD = "dataset_id"
 
 

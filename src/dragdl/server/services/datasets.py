@@ -15,11 +15,10 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -40,10 +39,6 @@ from dragdl.server.services.table_upload import TABLE_KIND, ingest_table
 from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
 from dragdl.server.settings import Settings
 
-if TYPE_CHECKING:
-    from dragdl.engine.data.files import ImageList
-
-SAMPLES_PER_CLASS = 6
 THUMBNAIL_SIDE = 128
 MAX_UPLOAD_FILES = 1000
 """Files in one request (a zip, or one .npy per class)."""
@@ -200,7 +195,6 @@ def ingest(
     UploadError if unusable. `options`, the form's other fields, may make an input type claim files
     that are otherwise another's (a lone CSV with a label column and window is a recording)."""
     from dragdl.engine.data.base import DatasetError
-    from dragdl.engine.nodes.uploaded import CSV_NAME
 
     directory = dataset_dir(settings, dataset_id)
     root = data_root(settings, dataset_id)
@@ -240,17 +234,11 @@ def ingest(
             )
         shutil.rmtree(directory / "incoming", ignore_errors=True)
         claimed = claim(root, options)
-        if claimed is not None:
-            return _ingest_claimed(claimed, directory, root, files, pool)
-        kind, reader_path = _detect(root)
-        info = pool.run(describe, kind, reader_path, root)
     except DatasetError as exc:
         raise UploadError(_relative(exc.message, directory, root, files)) from None
-    if kind == "csv" and reader_path.name != CSV_NAME:
-        # Renamed once checked (messages name the uploader's file): the exported script looks for
-        # this name. Image paths stay relative to the CSV's folder, which does not change.
-        reader_path = reader_path.replace(root / CSV_NAME)
-    return Ingested(kind=kind, reader_path=reader_path, info=info, size_bytes=tree_size(root))
+    if claimed is None:  # a type taking what the others leave (images) claims any folder
+        raise UploadError("no input type reads this upload", status_code=415)
+    return _ingest_claimed(claimed, directory, root, files, pool)
 
 
 def _ingest_claimed(
@@ -264,7 +252,10 @@ def _ingest_claimed(
     except DatasetError as exc:
         status = 413 if exc.code == "too_large" else 400
         raise UploadError(_relative(exc.message, directory, root, files), status) from None
-    return Ingested(kind=claimed.kind, reader_path=root, info=info, size_bytes=tree_size(root))
+    # The file the reader takes, when not the folder (an image listing's CSV).
+    reader_file = info.pop("reader_file", None)
+    reader_path = root / reader_file if isinstance(reader_file, str) else root
+    return Ingested(kind=claimed.kind, reader_path=reader_path, info=info, size_bytes=tree_size(root))
 
 
 def _relative(message: str, directory: Path, root: Path, files: list[ReceivedFile]) -> str:
@@ -322,110 +313,6 @@ def _hidden(name: str) -> bool:
 
 def _data_file(path: Path) -> bool:
     return path.suffix.lower() in (".csv", ".npy", ".ts") and not _hidden(path.name)
-
-
-def _detect(root: Path) -> tuple[str, Path]:
-    """Which reader the extracted files are for, and the path that reader takes."""
-    from dragdl.engine.data.base import DatasetError
-
-    entries = [entry for entry in root.iterdir() if not _hidden(entry.name)]
-    csvs = sorted(e.name for e in entries if e.is_file() and e.suffix.lower() == ".csv")
-    if len(csvs) > 1:
-        raise DatasetError(f"the archive holds several CSV files ({', '.join(csvs)}); keep only one")
-    if csvs:
-        return "csv", root / csvs[0]
-    if any(e.is_file() and e.suffix.lower() == ".npy" for e in entries) and not any(
-        e.is_dir() for e in entries
-    ):
-        return "bitmaps", root
-    return "folder", root
-
-
-# --- description --------------------------------------------------------------------------------
-
-
-def describe(kind: str, reader_path: Path, root: Path) -> dict[str, Any]:
-    """What the datasets page shows: classes, counts, channels, image size statistics, samples."""
-    if kind == "bitmaps":
-        return _describe_bitmaps(root)
-    from dragdl.engine.data.files import list_image_folder, probe_images, read_csv_listing
-
-    listing = list_image_folder(root) if kind == "folder" else read_csv_listing(reader_path)
-    channels, size = probe_images(listing.files, "auto", MAX_IMAGE_PIXELS)
-    sizes = _image_sizes(listing)
-    # The readers refuse empty classes (folders) and cannot produce one (CSV labels), so no count is 0.
-    counts = [int((listing.labels == index).sum()) for index in range(len(listing.classes))]
-    samples: list[list[str]] = [[] for _ in listing.classes]
-    for path, label in zip(listing.files, listing.labels.tolist(), strict=True):
-        if len(samples[label]) < SAMPLES_PER_CLASS:
-            samples[label].append(_relative_path(path, root))
-    return _info(kind, list(listing.classes), counts, channels, size, sizes, samples)
-
-
-def _relative_path(path: Path, root: Path) -> str:
-    # The CSV reader resolves paths (following any link in the data dir's own path), the folder
-    # reader does not.
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-
-
-def _image_sizes(listing: ImageList) -> list[tuple[int, int]]:
-    """Each image's (H, W), after decoding it whole: a file that ends early has a good header, and
-    would otherwise be accepted here and fail the task that reads it (the pixel limit is checked first)."""
-    from PIL import Image
-
-    from dragdl.engine.data.base import DatasetError
-
-    sizes = []
-    for path in listing.files:
-        with Image.open(path) as img:
-            try:
-                img.load()
-            except (OSError, SyntaxError, ValueError) as exc:
-                raise DatasetError(f"image {path} is damaged or truncated ({exc})", field="path") from None
-            sizes.append((img.size[1], img.size[0]))
-    return sizes
-
-
-def _describe_bitmaps(root: Path) -> dict[str, Any]:
-    import numpy as np
-
-    from dragdl.engine.data.bitmaps import bitmap_files, describe_bitmaps
-
-    info = describe_bitmaps(root)  # checks every file: uint8, square rows, no pickles
-    assert info.size is not None
-    counts = [len(np.load(path, mmap_mode="r", allow_pickle=False)) for path in bitmap_files(root)]
-    samples = [[str(i) for i in range(min(SAMPLES_PER_CLASS, n))] for n in counts]
-    return _info("bitmaps", list(info.classes), counts, 1, info.size, [info.size], samples)
-
-
-def _info(
-    kind: str,
-    classes: list[str],
-    counts: list[int],
-    channels: int,
-    size: tuple[int, int] | None,
-    sizes: list[tuple[int, int]],
-    samples: list[list[str]],
-) -> dict[str, Any]:
-    heights = [h for h, _ in sizes]
-    widths = [w for _, w in sizes]
-    return {
-        "format": kind,
-        "classes": classes,
-        "counts": counts,
-        "count": sum(counts),
-        "channels": channels,
-        "size": list(size) if size is not None else None,
-        "size_stats": {
-            "min": [min(heights), min(widths)],
-            "max": [max(heights), max(widths)],
-            "mean": [round(statistics.fmean(heights), 2), round(statistics.fmean(widths), 2)],
-        },
-        "samples": samples,
-    }
 
 
 # --- thumbnails ---------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Uploads that an input type claims: the engine's input types are asked, in their registered order,
 whether received data is theirs (`InputType.detect_upload`), and the one that claims it describes
-it (`InputType.describe_upload`). Images and tables claim nothing here yet: their own checks in
-`datasets.py` and `table_upload.py` follow when no type answers, unchanged.
+it (`InputType.describe_upload`). Images take, last, any unpacked upload no other type claims; a
+lone table file is still the table checks' of `table_upload.py`, which the server runs itself.
 
 Loose files (not a zip) are offered as a folder of hard links under their own names, so asking
 costs no copy and leaves the received files as they were for the image path when no type claims
@@ -39,13 +39,18 @@ class Claimed:
     """The upload form's other fields, as sent (a recording's label_column, window and stride)."""
 
 
-def claim(root: Path, options: Mapping[str, str] | None = None) -> Claimed | None:
+def claim(root: Path, options: Mapping[str, str] | None = None, loose: bool = False) -> Claimed | None:
     """The first registered input type that recognises `root` as its own, with the kind it gives;
+    types that take what the others leave (`InputType.upload_fallback`) are asked last, and not at
+    all for `loose` files (what is not an archive: the upload's own checks name what is wrong).
     `options` are the upload form's other fields, as sent."""
     from dragdl.engine.inputs.registry import all_input_types
 
     given = dict(options or {})
-    for input_type in all_input_types():
+    types = all_input_types()
+    last = [] if loose else [t for t in types if t.upload_fallback]
+    ordered = [t for t in types if not t.upload_fallback] + last
+    for input_type in ordered:
         kind = input_type.detect_upload(root, given)
         if kind is not None:
             return Claimed(kind, input_type, given)
@@ -68,7 +73,7 @@ def claim_loose(
             os.link(received.path, offered / received.filename)
         except OSError:  # a file system without hard links: a copy, as good if slower
             shutil.copyfile(received.path, offered / received.filename)
-    claimed = claim(offered, options)
+    claimed = claim(offered, options, loose=True)
     if claimed is None:
         shutil.rmtree(offered)
         return None
