@@ -5,7 +5,7 @@ import { PALETTE } from '../monitor/echarts';
 import { formatPercent } from '../tasks/format';
 import type { InvertChoice } from './api';
 import type { Background } from './preprocess';
-import { agrees, AGREEMENT_TOLERANCE, maxAbsDiff, pieSlices, topK } from './probabilities';
+import { agrees, AGREEMENT_TOLERANCE, maxAbsDiff, pieSlices, ranking, topK } from './probabilities';
 import { errorText } from '../../i18n/errorText';
 import { formatValue } from './tableForm';
 
@@ -92,7 +92,8 @@ export function PredictionView({
     () => (probabilities ? pieOption(probabilities, classes, t('models.other')) : null),
     [probabilities, classes, t],
   );
-  const top = probabilities ? topK(probabilities, classes, 5) : [];
+  const ranked = ranking(classes.length);
+  const top = probabilities ? topK(probabilities, classes, ranked.count) : [];
   const diff = item.server && item.browser ? maxAbsDiff(item.server, item.browser) : null;
 
   return (
@@ -155,7 +156,7 @@ export function PredictionView({
             />
           </figure>
           <div className="chart-card">
-            <h4>{t('models.top5')}</h4>
+            <h4>{t(ranked.key, { count: ranked.count })}</h4>
             <table className="wb-table wb-table--dense top5">
               <thead>
                 <tr>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agrees, maxAbsDiff, pieSlices, softmax, topK } from './probabilities';
+import { agrees, maxAbsDiff, pieSlices, ranking, softmax, topK } from './probabilities';
 
 describe('probabilities', () => {
   it('softmax sums to one and survives large logits', () => {
@@ -28,5 +28,13 @@ describe('probabilities', () => {
     expect(slices.map((s) => s.name)).toEqual(['0', '1', 'other']);
     expect(slices[2]!.value).toBeCloseTo(0.2);
     expect(pieSlices([0.7, 0.3], ['x', 'y'], 5, 'other')).toHaveLength(2);
+  });
+});
+
+describe('ranking', () => {
+  it('heads a ranking of every class of a two-class model as such, not as a top 5', () => {
+    expect(ranking(2)).toEqual({ count: 2, key: 'models.everyClass' });
+    expect(ranking(5)).toEqual({ count: 5, key: 'models.everyClass' });
+    expect(ranking(10)).toEqual({ count: 5, key: 'models.topK' });
   });
 });

@@ -51,3 +51,14 @@ export function pieSlices(
   if (probabilities.length > k && rest > 1e-4) slices.push({ name: otherLabel, value: rest });
   return slices;
 }
+
+/** The most classes a ranking lists. */
+export const TOP_K = 5;
+
+/**
+ * How many classes an answer's ranking lists, and its heading: 'Top 5' of many classes, 'Every
+ * class' when the model has no more than five (a two-class model was offered a 'Top 5').
+ */
+export function ranking(classCount: number): { count: number; key: 'models.topK' | 'models.everyClass' } {
+  return classCount <= TOP_K ? { count: classCount, key: 'models.everyClass' } : { count: TOP_K, key: 'models.topK' };
+}

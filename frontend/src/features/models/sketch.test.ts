@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { areaResample, cropBox, grayToRgba, inkBounds, sketchToImage, strokesAreDark } from './sketch';
+import { areaResample, cropBox, grayToRgba, inkBounds, sketchable, sketchToImage, strokesAreDark } from './sketch';
 
 /** A pad of w x h with a filled rectangle of ink. */
 function pad(w: number, h: number, rect: { x: number; y: number; w: number; h: number }, value = 255) {
@@ -86,5 +86,13 @@ describe('helpers', () => {
     expect(strokesAreDark([0.13])).toBe(false);
     expect(strokesAreDark([0.9, 0.8, 0.85])).toBe(true);
     expect(strokesAreDark(null)).toBe(false);
+  });
+});
+
+describe('sketchable', () => {
+  it('offers the sketch pad for models of small single-channel images only', () => {
+    expect(sketchable(1, [28, 28])).toBe(true); // digits, Quick, Draw! sketches
+    expect(sketchable(3, [64, 64])).toBe(false); // photos of faces
+    expect(sketchable(1, [224, 224])).toBe(false); // grey photographs
   });
 });

@@ -136,3 +136,15 @@ export function strokesAreDark(mean: readonly number[] | null | undefined): bool
   if (!mean || mean.length === 0) return false;
   return mean.reduce((a, b) => a + b, 0) / mean.length > 0.5;
 }
+
+/** The largest side of a sketch-like input: digits and Quick, Draw! sketches are 28 px. */
+const SKETCH_SIDE = 64;
+
+/**
+ * Whether a model takes drawings: trained on small single-channel images (digits, sketches). A
+ * photo model (three channels, or a large grey picture) answers a drawing with noise, so the page
+ * offers no sketch pad for it.
+ */
+export function sketchable(channels: number, size: readonly number[]): boolean {
+  return channels === 1 && size.length > 0 && Math.max(...size) <= SKETCH_SIDE;
+}

@@ -6,7 +6,7 @@ import { EChart } from '../../monitor/EChart';
 import { formatPercent } from '../../tasks/format';
 import type { FileAnswer } from '../api';
 import { pieOption } from '../PredictionView';
-import { topK } from '../probabilities';
+import { ranking, TOP_K, topK } from '../probabilities';
 import { formatValue } from '../tableForm';
 
 export function FileAnswerView({ answer, classes }: { answer: FileAnswer; classes: string[] }) {
@@ -26,8 +26,9 @@ export function FileAnswerView({ answer, classes }: { answer: FileAnswer; classe
       </div>
     );
   }
+  const ranked = ranking(classes.length || TOP_K);
   const top = probabilities
-    ? topK(probabilities, classes, 5).map((row) => ({ label: row.label, probability: row.probability }))
+    ? topK(probabilities, classes, ranked.count).map((row) => ({ label: row.label, probability: row.probability }))
     : (answer.top_k ?? []).map((row) => ({ label: row.class, probability: row.probability }));
   const best = top[0];
   return (
@@ -50,7 +51,7 @@ export function FileAnswerView({ answer, classes }: { answer: FileAnswer; classe
           </figure>
         )}
         <div className="chart-card">
-          <h4>{t('models.top5')}</h4>
+          <h4>{t(ranked.key, { count: ranked.count })}</h4>
           <table className="wb-table wb-table--dense top5">
             <tbody>
               {top.map((row) => (

@@ -9,7 +9,7 @@ import { formatDate } from '../../tasks/format';
 import { PageState } from '../../tasks/widgets';
 import { getManifest, predict, type InvertChoice, type Manifest } from '../api';
 import { PredictionView, type InputItem } from '../PredictionView';
-import { strokesAreDark } from '../sketch';
+import { sketchable, strokesAreDark } from '../sketch';
 import { SketchPad } from '../SketchPad';
 import { formatValue } from '../tableForm';
 import { useBrowserModel } from '../useBrowserModel';
@@ -175,19 +175,21 @@ export default function ImagePredict({ model, trainedBy }: PredictProps) {
               onFiles={(files) => addFiles(files, 'upload')}
             />
           </div>
-          <div className="chart-card">
-            <h2>{t('models.draw')}</h2>
-            <SketchPad
-              size={[size[0] ?? 28, size[1] ?? size[0] ?? 28]}
-              darkStrokes={
-                manifest?.preprocessing.background
-                  ? manifest.preprocessing.background === 'light'
-                  : strokesAreDark(manifest?.preprocessing.mean)
-              }
-              onSketch={(file) => addFiles([file], 'sketch')}
-              onLiveSketch={liveSketch}
-            />
-          </div>
+          {sketchable(channels, size) && (
+            <div className="chart-card">
+              <h2>{t('models.draw')}</h2>
+              <SketchPad
+                size={[size[0] ?? 28, size[1] ?? size[0] ?? 28]}
+                darkStrokes={
+                  manifest?.preprocessing.background
+                    ? manifest.preprocessing.background === 'light'
+                    : strokesAreDark(manifest?.preprocessing.mean)
+                }
+                onSketch={(file) => addFiles([file], 'sketch')}
+                onLiveSketch={liveSketch}
+              />
+            </div>
+          )}
           {items.length > 0 && (
             <div className="chart-card">
               <h2>{t('models.inputs', { count: items.length })}</h2>
