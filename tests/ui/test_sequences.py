@@ -231,3 +231,47 @@ def test_the_lstm_templates_port_labels_read_whole(page: Any, artifacts: Path, r
     expected = f"5,000 sequences · 10 classes · 28 steps {TIMES} 28 features"
     expect(facts).to_have_text(expected if english else f"5,000 个序列 · 10 个类别 · 28 步 {TIMES} 28 个特征")
     page.screenshot(path=artifacts / f"sequences-lstm-ports-{'en' if english else 'zh'}.png")
+
+
+def test_a_csv_recording_uploaded_with_its_window_trains_from_the_canvas(
+    page: Any, artifacts: Path, tmp_path: Path
+) -> None:
+    """A CSV of sensor rows uploaded with its label column, window and stride is a sequence set of
+    windows: previewed as one, put into the 1-D CNN template with its window and stride on the node,
+    and trained from the canvas."""
+    from playwright.sync_api import expect
+
+    rng = np.random.default_rng(4)
+    lines = ["ax,ay,az,activity"]
+    for row in range(1200):
+        activity = "walk" if (row // 100) % 2 == 0 else "run"
+        speed = 0.2 if activity == "walk" else 1.5
+        values = np.sin(speed * row + np.arange(3)) + rng.normal(0, 0.05, 3)
+        lines.append(",".join(f"{v:.4f}" for v in values) + f",{activity}")
+    path = tmp_path / "Gait.csv"
+    path.write_text("\n".join(lines) + "\n")
+
+    page.goto("/datasets")
+    page.set_input_files('input[data-input="dataset-files"]', str(path))
+    options = page.locator("details[data-recording]")
+    options.locator("summary").click()
+    options.locator('[data-field="label_column"]').fill("activity")
+    options.locator('[data-field="window"]').fill("32")
+    options.locator('[data-field="stride"]').fill("16")
+    page.screenshot(path=artifacts / "sequences-recording-01-form.png")
+    page.locator('[data-action="upload"]').click()
+    preview = page.locator('.dataset-preview[data-input-type="sequence"]')
+    preview.wait_for(timeout=60_000)
+    expect(preview.locator('[data-chart="sequence-samples"]')).to_have_count(2)
+    row = page.locator("tr", has=page.get_by_role("button", name="Gait", exact=True))
+    expect(row.locator("td.num").first).to_have_text(str((1200 - 32) // 16 + 1))
+    page.screenshot(path=artifacts / "sequences-recording-02-preview.png")
+
+    use_in_the_template(page, "Gait")
+    expect(page.locator(".toolbar .status")).to_have_text("Valid", timeout=30_000)
+    expect(page.locator(".dedge__label").filter(has_text=f"32 {TIMES} 3 seq").first).to_be_visible()
+    page.screenshot(path=artifacts / "sequences-recording-03-editor.png")
+    train(page)
+    accuracy = float(page.locator('[data-kpi="test-accuracy"] .kpi__value').first.inner_text().rstrip("%"))
+    assert accuracy >= 80, f"test accuracy {accuracy}%"
+    page.screenshot(path=artifacts / "sequences-recording-04-curves.png")

@@ -27,10 +27,26 @@ import './datasets.css';
 // The preview brings ECharts (the per-class bar chart): loaded when a dataset is opened.
 const DatasetPreview = lazy(() => import('./DatasetPreview'));
 
+/** A recording's options as the form starts: no label column (the CSV is a table), the node's window and stride. */
+const NO_RECORDING = { label_column: '', window: '128', stride: '64' };
+
+/** One CSV or TSV file: a table, or a recording to cut into windows when a label column is given. */
+function loneCsv(files: readonly File[]): boolean {
+  return files.length === 1 && /\.(csv|tsv)$/i.test(files[0]?.name ?? '');
+}
+
+/** The form fields that make a lone CSV a recording (server: inputs/sequence_upload.py); none without
+ * a label column. */
+function recordingOptions(files: readonly File[], recording: typeof NO_RECORDING): Record<string, string> {
+  if (!loneCsv(files) || !recording.label_column.trim()) return {};
+  return { label_column: recording.label_column.trim(), window: recording.window, stride: recording.stride };
+}
+
 function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => void }) {
   const { t } = useTranslation();
   const [files, setFiles] = useState<File[]>([]);
   const [name, setName] = useState('');
+  const [recording, setRecording] = useState(NO_RECORDING);
   const [progress, setProgress] = useState<UploadProgress | null>(null);
   const [error, setError] = useState<string | null>(null);
   const upload = useRef<Upload | null>(null);
@@ -40,11 +56,12 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
   const start = () => {
     setError(null);
     setProgress({ loaded: 0, total: files.reduce((sum, file) => sum + file.size, 0) });
-    upload.current = uploadDataset(files, name, setProgress);
+    upload.current = uploadDataset(files, name, setProgress, recordingOptions(files, recording));
     upload.current.promise
       .then((dataset) => {
         setFiles([]);
         setName('');
+        setRecording(NO_RECORDING);
         onUploaded(dataset);
       })
       .catch((reason: unknown) => {
@@ -110,6 +127,28 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
           )}
         </div>
       </div>
+      {loneCsv(files) && (
+        <details className="upload__recording" data-recording>
+          <summary>{t('datasets.recording.title')}</summary>
+          <p className="muted">{t('datasets.recording.help')}</p>
+          <div className="upload__row">
+            {(['label_column', 'window', 'stride'] as const).map((field) => (
+              <label key={field} className="field-stack">
+                <span>{t(`datasets.recording.${field}`)}</span>
+                <input
+                  type={field === 'label_column' ? 'text' : 'number'}
+                  min={field === 'label_column' ? undefined : 1}
+                  maxLength={field === 'label_column' ? 200 : undefined}
+                  value={recording[field]}
+                  disabled={sending}
+                  data-field={field}
+                  onChange={(event) => setRecording({ ...recording, [field]: event.target.value })}
+                />
+              </label>
+            ))}
+          </div>
+        </details>
+      )}
       {files.length > 0 && (
         <p className="muted upload__files">
           {files.map((file) => `${file.name} (${formatBytes(file.size)})`).join(', ')}

@@ -30,17 +30,20 @@ export interface Upload {
   abort: () => void;
 }
 
-/** Send files (one .zip, or .npy files) as multipart `files`; onProgress follows the bytes sent. */
+/** Send files (one .zip, or .npy files) as multipart `files`; onProgress follows the bytes sent.
+ * `options` are the form's other fields (a CSV recording's label_column, window and stride). */
 export function uploadDataset(
   files: readonly File[],
   name: string,
   onProgress: (progress: UploadProgress) => void,
+  options: Readonly<Record<string, string>> = {},
 ): Upload {
   const xhr = new XMLHttpRequest();
   const promise = new Promise<DatasetPublic>((resolve, reject) => {
     const form = new FormData();
     for (const file of files) form.append('files', file, file.name);
     if (name.trim()) form.append('name', name.trim());
+    for (const [key, value] of Object.entries(options)) form.append(key, value);
     xhr.open('POST', '/api/datasets');
     xhr.responseType = 'text';
     // The server's CSRF rule for cookie-authenticated changes (see src/api/client.ts).

@@ -24,6 +24,13 @@ const en = {
     processing: 'Uploaded; the server is unpacking and checking the images…',
     cancelled: 'The upload was cancelled.',
     uploaded: 'Uploaded “{{name}}” ({{counted}})',
+    recording: {
+      title: 'A recording to cut into windows (optional)',
+      help: 'A CSV of sensor rows, a row per time step: name the column holding each step’s label, and each window becomes a sequence labelled by its last step. Leave the label column empty to upload the CSV as a table.',
+      label_column: 'Label column',
+      window: 'Window (steps)',
+      stride: 'Stride (steps)',
+    },
     check: {
       mixed: 'send one .zip, .npy files, one table or .ts files, not a mix',
       manyZips: 'send one .zip at a time',
@@ -110,6 +117,13 @@ const zh: Widen<typeof en> = {
     processing: '已上传；服务器正在解包并检查图像…',
     cancelled: '上传已取消。',
     uploaded: '已上传“{{name}}”（{{counted}}）',
+    recording: {
+      title: '切分为窗口的录制数据（可选）',
+      help: '每行一个时间步的传感器 CSV：填写每步标签所在的列，每个窗口成为一个序列，标签取其最后一步。标签列留空则作为表格上传。',
+      label_column: '标签列',
+      window: '窗口（步）',
+      stride: '步幅（步）',
+    },
     check: {
       mixed: '请只发送一个 .zip、若干 .npy 文件、一个表格或 .ts 文件，不要混合',
       manyZips: '一次只能发送一个 .zip',
