@@ -58,7 +58,14 @@ def test_sample_shape_and_dynamic_axes_follow_whether_lengths_vary() -> None:
     assert SEQUENCES.dynamic_axes((None, 2)) == {0: "batch", 1: "time"}
     with pytest.raises(ValueError, match=r"\(T, F\)"):
         SEQUENCES.sample_shape(DatasetInfo(classes=("a",), channels=1, size=(4, 4), count=1))
-    assert SEQUENCES.summary(sequence_info(("a", "b"), 3, None, 2)) == {"channels": 0, "size": None}
+    assert SEQUENCES.summary(sequence_info(("a", "b"), 3, None, 2)) == {
+        "channels": 0,
+        "size": None,
+        "shape": [None, 2],
+        "sample": "? steps x 2 features",
+        "samples_name": "sequences",
+    }
+    assert SEQUENCES.summary(sequence_info(("a", "b"), 3, 28, 1))["sample"] == "28 steps x 1 feature"
 
 
 def test_collate_pads_and_adds_lengths_only_when_they_differ() -> None:
