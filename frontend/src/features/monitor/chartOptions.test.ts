@@ -3,6 +3,7 @@ import {
   axisFormatter,
   confusionOption,
   countPoints,
+  labelWidth,
   lineChartOption,
   niceStep,
   rowShares,
@@ -152,5 +153,34 @@ describe('confusion matrix', () => {
     ]);
     expect(option.visualMap.max).toBe(8);
     expect(option.yAxis.inverse).toBe(true);
+  });
+});
+
+describe('the confusion matrix margin', () => {
+  it('leaves room for the longest class name beside the axis name, so neither is clipped', () => {
+    // A fixed 70 px margin cut 'Chinstrap' and 'not_face' and ran them into the axis name.
+    for (const classes of [
+      ['Adelie', 'Chinstrap', 'Gentoo'],
+      ['face', 'not_face'],
+      ['巴布亚企鹅', '阿德利企鹅'],
+    ]) {
+      const option = confusionOption(
+        [
+          [1, 0],
+          [0, 1],
+        ],
+        classes,
+        { predicted: 'P', actual: 'Actual' },
+        false,
+      );
+      const widest = Math.max(...classes.map((name) => labelWidth(name, 11)));
+      expect(option.yAxis.nameGap).toBeGreaterThan(widest + 8);
+      expect(option.grid.left).toBeGreaterThan(option.yAxis.nameGap + 8);
+    }
+  });
+
+  it('measures Chinese characters wider than Latin letters', () => {
+    expect(labelWidth('企鹅', 11)).toBeGreaterThan(labelWidth('ab', 11));
+    expect(labelWidth('not_face', 11)).toBeGreaterThan(40);
   });
 });

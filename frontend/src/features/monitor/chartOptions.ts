@@ -27,6 +27,14 @@ export interface LineChartSpec {
 }
 
 const AXIS_LABEL = { color: '#667085', fontSize: 11 };
+
+/** About how wide a label is drawn, in pixels: CJK characters are square, Latin ones about 0.62
+ * of the font size (the canvas measures nothing before the chart is drawn). */
+export function labelWidth(text: string, fontSize: number): number {
+  let width = 0;
+  for (const char of text) width += /[\u2e80-\u9fff\uff00-\uffef]/u.test(char) ? fontSize : fontSize * 0.62;
+  return Math.ceil(width);
+}
 const SPLIT_LINE = { lineStyle: { color: '#eef0f4' } };
 
 function formatValue(value: number, percent: boolean): string {
@@ -213,9 +221,12 @@ export function confusionOption(
   );
   const showLabels = classes.length <= 20;
   const format = (value: number) => (normalized ? `${Math.round(value * 100)}%` : String(value));
+  // The class names beside the rows, then the axis name: as wide as the longest name needs.
+  const names = Math.max(24, ...classes.map((name) => labelWidth(name, AXIS_LABEL.fontSize)));
+  const nameGap = names + 14;
   return {
     animation: false,
-    grid: { left: 70, right: 90, top: 16, bottom: 56 },
+    grid: { left: nameGap + 20, right: 90, top: 16, bottom: 56 },
     tooltip: {
       formatter: (params: { value: [number, number, number] }) => {
         const [x, y, value] = params.value;
@@ -236,7 +247,7 @@ export function confusionOption(
       data: classes,
       name: labels.actual,
       nameLocation: 'middle',
-      nameGap: 50,
+      nameGap,
       inverse: true,
       splitArea: { show: true },
       axisLabel: { ...AXIS_LABEL, interval: 0 },

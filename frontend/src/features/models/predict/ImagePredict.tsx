@@ -214,7 +214,7 @@ export default function ImagePredict({ model, trainedBy }: PredictProps) {
                         <span className="input-chip__name" translate={item.live ? undefined : 'no'}>
                           {item.live ? t('models.liveSketch') : item.name}
                         </span>
-                        <span className="input-chip__label">
+                        <span className="input-chip__label" title={label ?? undefined}>
                           {item.serverError !== undefined ? '!' : (label ?? '…')}
                         </span>
                       </button>
