@@ -14,9 +14,9 @@ import torch
 from torch import nn
 from torchvision.transforms import v2
 
-from dragdl.engine.data import sequence_ops
+from dragdl.engine.data import point_ops, sequence_ops
 from dragdl.engine.data.stages import FittedTransform
-from dragdl.engine.network import sequence_layers
+from dragdl.engine.network import point_layers, sequence_layers
 from dragdl.engine.nodes.base import LayerNode, OpNode, ShapeContext
 from dragdl.engine.nodes.merge import AddModule, ConcatModule
 from dragdl.engine.nodes.registry import CATEGORIES, all_node_types, catalog, get_node_type
@@ -24,6 +24,13 @@ from dragdl.engine.nodes.registry import CATEGORIES, all_node_types, catalog, ge
 IMAGE_SHAPE = (3, 16, 16)
 OP_SHAPE = (3, 40, 40)  # larger than the default crop sizes
 SEQUENCE_SHAPE = (40, 3)  # steps x features, longer than the default crop lengths
+POINTS_SHAPE = (40, 4)  # points x channels (x, y, z and one feature)
+DATA_SHAPES = {"sequence": SEQUENCE_SHAPE, "points": POINTS_SHAPE}
+"""A sample of each input type whose layers and operators take only it, by port type."""
+
+
+def data_shape(port_types: tuple[str, ...], default: tuple[int, ...]) -> tuple[int, ...]:
+    return next((DATA_SHAPES[t] for t in port_types if t in DATA_SHAPES), default)
 
 
 def test_every_node_type_is_documented() -> None:
@@ -116,10 +123,8 @@ def layer_cases() -> list[tuple[str, dict[str, Any], list[tuple[int, ...]]]]:
             cases.append((kind.type, {}, flat))
         elif kind.type in ("layer.Add", "layer.Concat"):
             cases.append((kind.type, {}, [IMAGE_SHAPE, IMAGE_SHAPE]))
-        elif "sequence" in kind.inputs[0].types:
-            cases.append((kind.type, {}, [SEQUENCE_SHAPE]))
         else:
-            cases.append((kind.type, {}, image))
+            cases.append((kind.type, {}, [data_shape(kind.inputs[0].types, IMAGE_SHAPE)]))
     cases.append(("layer.Conv2d", {"out_channels": 8, "kernel_size": 4, "stride": 1}, image))
     cases.append(("layer.Conv2d", {"out_channels": 8, "kernel_size": 5, "stride": 2, "bias": False}, image))
     cases.append(("layer.MaxPool2d", {"kernel_size": 3, "stride": 2, "padding": 1}, image))
@@ -136,7 +141,7 @@ def test_layer_codegen_matches_build_and_infer(
     ctx = ShapeContext(num_outputs=10, data_dir=tmp_path, node_id="n1")
     built = kind.build(parsed, list(shapes), ctx)
     namespace = {"nn": nn, "torch": torch, "AddModule": AddModule, "ConcatModule": ConcatModule}
-    namespace |= vars(sequence_layers)  # the script carries the sequence layers' modules
+    namespace |= vars(sequence_layers) | vars(point_layers)  # the script carries these modules
     generated = eval(kind.codegen(parsed, list(shapes), ctx), namespace)  # test-only: our own generated code
     assert type(generated) is type(built)
     assert [p.shape for p in generated.parameters()] == [p.shape for p in built.parameters()]
@@ -158,12 +163,12 @@ def test_op_codegen_matches_build(kind: OpNode[Any]) -> None:
     params = kind.params_model.model_validate({})
     if kind.type == "op.Normalize":
         params = kind.params_model.model_validate({"preset": "imagenet"})
-    shape = SEQUENCE_SHAPE if "sequence" in kind.inputs[0].types else OP_SHAPE
+    shape = data_shape(kind.inputs[0].types, OP_SHAPE)
     image = torch.rand(*shape)
     built = kind.build(params, shape)
     if isinstance(built, FittedTransform):  # fitted on the training data before use
         built.fit(torch.rand(4, *shape))
-    namespace = {"v2": v2, "torch": torch, **vars(sequence_ops)}  # the script carries sequence_ops
+    namespace = {"v2": v2, "torch": torch, **vars(sequence_ops), **vars(point_ops)}  # carried modules
     namespace |= {"FEATURE_MEAN": getattr(built, "mean", None), "FEATURE_STD": getattr(built, "std", None)}
     generated = eval(kind.codegen(params, shape), namespace)  # test-only
     torch.manual_seed(3)

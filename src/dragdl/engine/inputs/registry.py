@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dragdl.engine.inputs.base import InputType
 from dragdl.engine.inputs.images import IMAGES
+from dragdl.engine.inputs.points import POINTS
 from dragdl.engine.inputs.sequences import SEQUENCES
 from dragdl.engine.inputs.tables import TABLE
 
@@ -39,5 +40,5 @@ def all_input_types() -> list[InputType]:
     return list(_TYPES.values())
 
 
-for _builtin in (IMAGES, TABLE, SEQUENCES):
+for _builtin in (IMAGES, TABLE, SEQUENCES, POINTS):
     register_input_type(_builtin)

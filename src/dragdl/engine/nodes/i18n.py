@@ -83,6 +83,12 @@ CHOICE_LABELS: dict[str, str] = {
     "seq-mnist": "Sequential MNIST (28 steps of 28)",
     "waves": "Noisy waves (3 shapes)",
     "waves-frequency": "Noisy waves (their frequency)",
+    "shapes": "Synthetic shapes (6 classes)",
+    "x": "x axis",
+    "y": "y axis",
+    "z": "z axis",
+    "input": "Input transform (x, y, z)",
+    "feature": "Feature transform (all channels)",
 }
 """English label of each enum value; a value missing here (a number) is shown as it is."""
 

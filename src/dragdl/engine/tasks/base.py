@@ -29,6 +29,18 @@ from dragdl.engine.graph.errors import NodeError
 MetricFormat = Literal["percent", "number"]
 
 
+def with_added_losses(loss: Tensor, model: nn.Module) -> Tensor:
+    """`loss` plus the terms the network's layers add to it: a module that regularises itself (a
+    T-Net's orthogonality) keeps its term in `added_loss` after a forward pass in training, None
+    otherwise. Every kind's step adds them (the default `step` does), so a layer carries its own
+    regulariser without the trainer or the kind knowing it."""
+    for module in model.modules():
+        term = getattr(module, "added_loss", None)
+        if isinstance(term, Tensor):
+            loss = loss + term
+    return loss
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """How a metric is shown and judged: the monitor, the task list, sweeps and early stopping read it.
@@ -256,7 +268,7 @@ class TaskKind(ABC):
         example) overrides it."""
         outputs: Tensor = model(*network_inputs(batch))
         loss: Tensor = criterion(outputs, batch[TARGET])
-        return loss, outputs
+        return with_added_losses(loss, model), outputs
 
     def output_scale(self, config: BaseModel, train_targets: np.ndarray) -> tuple[float, float] | None:
         """(shift, scale) the network's output is mapped by (`z * scale + shift`), learned from the
