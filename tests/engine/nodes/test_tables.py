@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -320,3 +321,14 @@ def test_a_model_asks_only_for_the_columns_its_features_come_from(ctx: DataConte
     # A city training never saw would be answered as "none of them": refused, naming row and column.
     with pytest.raises(Exception, match="row 2, column 'city': 'Lima' is not one of the values seen"):
         bundle.predict_rows([{"city": "Rome", "age": 30}, {"city": "Lima", "age": 31}])
+
+
+def test_the_table_forms_words_are_what_the_form_shows() -> None:
+    """The Table node's help spoke of sources by their stored values ('file', 'uploaded') and asked
+    for 'the id' of an uploaded table, beside a select that shows names and labels."""
+    from dragdl.engine.nodes.tables import TableParams
+
+    for name, field in TableParams.model_json_schema()["properties"].items():
+        description = field.get("description", "")
+        assert not re.search(r"'(file|uploaded)'", description), (name, description)
+        assert " id " not in f" {description} ", (name, description)

@@ -501,17 +501,15 @@ ZH: dict[str, str] = {
         "由数值列和类别列组成的行，外加一个目标列：要预测的类别（分类）或数值（回归，配合回归训练节点）。会显示每一列的类型和缺失值个数。"
     ),
     "table": "表格",
-    "A table that ships with scikit-learn (iris, wine, breast_cancer: classes; diabetes: a value), a CSV/TSV/Parquet file on the server ('file'), or one of your uploaded tables ('uploaded').": (
-        "scikit-learn 自带的表格（鸢尾花、葡萄酒、乳腺癌：分类；糖尿病：数值），服务器上的 CSV/TSV/Parquet 文件（“服务器上的文件”），或你上传的表格（“上传的表格”）。"
+    "A table that ships with scikit-learn (iris, wine, breast_cancer: classes; diabetes: a value), a CSV/TSV/Parquet file on the server, or one of your uploaded tables.": (
+        "scikit-learn 自带的表格（鸢尾花、葡萄酒、乳腺癌：分类；糖尿病：数值），服务器上的 CSV/TSV/Parquet 文件，或你上传的表格。"
     ),
     "Table file": "表格文件",
-    "With source 'file': a .csv, .tsv or .parquet file whose first row names the columns. Relative paths are taken under the data dir.": (
-        "来源为“服务器上的文件”时：一个 .csv、.tsv 或 .parquet 文件，第一行是列名。相对路径从数据目录算起。"
+    "A .csv, .tsv or .parquet file on the server whose first row names the columns. Relative paths are taken under the data dir.": (
+        "服务器上的 .csv、.tsv 或 .parquet 文件，第一行是列名。相对路径从数据目录算起。"
     ),
     "Uploaded table": "上传的表格",
-    "With source 'uploaded': the id of one of your uploaded tables (Datasets page).": (
-        "来源为“上传的表格”时：你上传的某个表格的 ID（见“数据集”页面）。"
-    ),
+    "One of your uploaded tables (Datasets page).": "你上传的某个表格（见“数据集”页面）。",
     "Target column": "目标列",
     "The column to predict; empty: the built-in table's target, or else the last column.": (
         "要预测的列；留空时为内置表格的目标列，否则为最后一列。"

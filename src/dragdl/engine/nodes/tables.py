@@ -54,13 +54,12 @@ class TableParams(BaseModel):
         "iris",
         title="Table",
         description="A table that ships with scikit-learn (iris, wine, breast_cancer: classes; "
-        "diabetes: a value), a CSV/TSV/Parquet file on the server ('file'), or one of your uploaded "
-        "tables ('uploaded').",
+        "diabetes: a value), a CSV/TSV/Parquet file on the server, or one of your uploaded tables.",
     )
     path: OptionalServerPath = Field(
         None,
         title="Table file",
-        description="With source 'file': a .csv, .tsv or .parquet file whose first row names the columns. "
+        description="A .csv, .tsv or .parquet file on the server whose first row names the columns. "
         "Relative paths are taken under the data dir.",
         # The form shows each source's own field only: 'Table file' beside an uploaded table misled.
         json_schema_extra={"x-show-if": {"source": ["file"]}},
@@ -70,7 +69,7 @@ class TableParams(BaseModel):
         max_length=64,
         pattern=r"^[A-Za-z0-9_-]+$",
         title="Uploaded table",
-        description="With source 'uploaded': the id of one of your uploaded tables (Datasets page).",
+        description="One of your uploaded tables (Datasets page).",
         json_schema_extra={"x-show-if": {"source": ["uploaded"]}},
     )
     target: str | None = Field(
