@@ -36,6 +36,11 @@ export const templateTextsZh: Record<string, { name: string; description: string
     name: '多层感知机回归（糖尿病）',
     description: '在 scikit-learn 的糖尿病表格上预测病情进展的小型多层感知机，使用均方误差损失。',
   },
+  pointnet_shapes: {
+    name: 'PointNet 分类器（合成形状）',
+    description:
+      '在合成的三维形状（球体、立方体、圆柱、圆锥、圆环、棱锥）上训练 PointNet：每个点云 256 个点（任意大小的文件都会采样到 256 个点）并缩放到单位球内，训练时随机旋转、缩放和抖动，一个输入 T-Net、逐点共享的多层感知机、对所有点的全局最大池化，以及两个 Linear 层。',
+  },
   residual_cnn: {
     name: '残差卷积网络',
     description: '一个小型残差网络：两个残差块，各自的加法节点把块的输出与输入相加（跳跃连接）。',
