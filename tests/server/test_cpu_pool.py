@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from tests.engine.data.sequence_samples import series_set, ts_text
 from tests.server.test_sweep_bounds import LR, settled_sweep
 
-from dragdl.server.services import table_upload
+from dragdl.engine.inputs import table_upload
 from dragdl.server.services.cpu_pool import CpuPool, PoolBusy
 from dragdl.server.services.uploads import UploadError
 from dragdl.server.settings import Settings

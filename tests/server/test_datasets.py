@@ -16,8 +16,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dragdl.db.models import Dataset, Task, TaskStatus, User
+from dragdl.engine.inputs import table_upload
 from dragdl.server.services import datasets as service
-from dragdl.server.services import table_upload
 from dragdl.server.services.cpu_pool import CpuPool
 from dragdl.server.settings import Settings
 

@@ -16,7 +16,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from dragdl.server.services import table_upload
+from dragdl.engine.inputs import table_upload
 from dragdl.server.services.cpu_pool import CpuPool
 
 

@@ -228,6 +228,9 @@ class InputType(ABC):
     """Whether this type takes, as a last guess, unpacked uploads that no other type claims (images:
     any folder is class folders to its reader, which says what is wrong). The server asks the other
     types first, and offers loose files (not an archive) only to the others."""
+    upload_loose_only: ClassVar[bool] = False
+    """Whether this type claims only files sent as they are, never an archive's content (a table is
+    uploaded on its own)."""
 
     def detect_upload(self, root: Path, options: Mapping[str, str] | None = None) -> str | None:
         """The stored kind of an uploaded dataset (`datasets.kind`) when `root`, the received file or

@@ -7,6 +7,7 @@ number of categories it saw), and the table becomes one (N, F) tensor computed o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -34,6 +35,7 @@ class Table(InputType):
     title: ClassVar[str] = "Table"
     export_input_name: ClassVar[str] = "features"
     samples_name: ClassVar[str] = "rows"
+    upload_loose_only: ClassVar[bool] = True
     predicts_from: ClassVar[Literal["files", "rows"]] = "rows"
 
     def edge_label(self, shape: Shape) -> str:
@@ -119,6 +121,22 @@ class Table(InputType):
             "input_columns": list(columns) if isinstance(columns, list) else None,
             "target": str(target) if isinstance(target, str) else None,
         }
+
+    # -- uploads (inputs/table_upload.py) ---------------------------------------------------------
+
+    def detect_upload(self, root: Path, options: Mapping[str, str] | None = None) -> str | None:
+        """'table' for one .csv, .tsv or .parquet file sent on its own, without options."""
+        from dragdl.engine.inputs.table_upload import detect_table_upload
+
+        return detect_table_upload(root, options)
+
+    def describe_upload(
+        self, kind: str, root: Path, options: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Its columns (kinds, missing values, a few categories) and rows, every bound checked first."""
+        from dragdl.engine.inputs.table_upload import describe_table_upload
+
+        return describe_table_upload(root)
 
 
 def required_columns(

@@ -29,13 +29,13 @@ from dragdl.server.services.cpu_pool import CpuPool
 from dragdl.server.services.input_uploads import (
     SEQUENCE_KIND,
     SEQUENCE_NODE,
+    TABLE_KIND,
     Claimed,
     claim,
     claim_loose,
     describe_claimed,
 )
 from dragdl.server.services.limits import check_dataset_room, lock_user
-from dragdl.server.services.table_upload import TABLE_KIND, ingest_table
 from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
 from dragdl.server.settings import Settings
 
@@ -205,11 +205,6 @@ def ingest(
         claimed = claim_loose(files, directory, root, options)
         if claimed is not None:
             return _ingest_claimed(claimed, directory, root, files, pool)
-    if len(files) == 1 and Path(files[0].filename).suffix.lower() in TABLE_SUFFIXES:
-        path, info, size = ingest_table(
-            directory, root, files[0], lambda message: _relative(message, directory, root, files), pool
-        )
-        return Ingested(kind=TABLE_KIND, reader_path=path, info=info, size_bytes=size)
     tables = [f.filename for f in files if Path(f.filename).suffix.lower() in TABLE_SUFFIXES]
     if tables:
         listed = ", ".join(tables[:5]) + (" ..." if len(tables) > 5 else "")
@@ -241,6 +236,10 @@ def ingest(
     return _ingest_claimed(claimed, directory, root, files, pool)
 
 
+_STATUS = {"too_large": 413, "file_type": 415}
+"""The answer to a description's error, by its code: a limit exceeded, or not the type's file."""
+
+
 def _ingest_claimed(
     claimed: Claimed, directory: Path, root: Path, files: list[ReceivedFile], pool: CpuPool
 ) -> Ingested:
@@ -250,7 +249,7 @@ def _ingest_claimed(
     try:
         info = pool.run(describe_claimed, claimed, root)
     except DatasetError as exc:
-        status = 413 if exc.code == "too_large" else 400
+        status = _STATUS.get(exc.code, 400)
         raise UploadError(_relative(exc.message, directory, root, files), status) from None
     # The file the reader takes, when not the folder (an image listing's CSV).
     reader_file = info.pop("reader_file", None)

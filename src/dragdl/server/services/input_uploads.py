@@ -1,7 +1,7 @@
 """Uploads that an input type claims: the engine's input types are asked, in their registered order,
 whether received data is theirs (`InputType.detect_upload`), and the one that claims it describes
 it (`InputType.describe_upload`). Images take, last, any unpacked upload no other type claims; a
-lone table file is still the table checks' of `table_upload.py`, which the server runs itself.
+table, one file sent on its own.
 
 Loose files (not a zip) are offered as a folder of hard links under their own names, so asking
 costs no copy and leaves the received files as they were for the image path when no type claims
@@ -22,6 +22,8 @@ from dragdl.server.services.uploads import ReceivedFile
 if TYPE_CHECKING:
     from dragdl.engine.inputs.base import InputType
 
+TABLE_KIND = "table"
+"""engine.inputs.table_upload.TABLE_KIND (not imported: that module loads torch)."""
 SEQUENCE_KIND = "sequence"
 """engine.inputs.sequence_upload.SEQUENCE_KIND (not imported: that module loads torch)."""
 SEQUENCE_NODE = "dataset.sequence"
@@ -42,12 +44,13 @@ class Claimed:
 def claim(root: Path, options: Mapping[str, str] | None = None, loose: bool = False) -> Claimed | None:
     """The first registered input type that recognises `root` as its own, with the kind it gives;
     types that take what the others leave (`InputType.upload_fallback`) are asked last, and not at
-    all for `loose` files (what is not an archive: the upload's own checks name what is wrong).
+    all for `loose` files (what is not an archive: the upload's own checks name what is wrong);
+    types that take only loose files (`upload_loose_only`: a table) are asked only for those.
     `options` are the upload form's other fields, as sent."""
     from dragdl.engine.inputs.registry import all_input_types
 
     given = dict(options or {})
-    types = all_input_types()
+    types = [t for t in all_input_types() if loose or not t.upload_loose_only]
     last = [] if loose else [t for t in types if t.upload_fallback]
     ordered = [t for t in types if not t.upload_fallback] + last
     for input_type in ordered:

@@ -1,4 +1,5 @@
-"""An uploaded table (one .csv, .tsv or .parquet file): bounded before it is read, then described.
+"""An uploaded table (one .csv, .tsv or .parquet file sent on its own): bounded before it is read,
+then described.
 
 Every bound is checked before the work it bounds:
 
@@ -13,23 +14,26 @@ Every bound is checked before the work it bounds:
 - and what is stored to describe it (`info`, returned by every dataset list): a few categories per
   column, cut short, so the list stays small whatever the table holds.
 
-The checks and the read (`parse_table`) run in the server's CPU pool (`services/cpu_pool.py`), not
-in its process: parsing 10^6 rows holds the GIL for over a second, which every other request of
-every user would wait for.
+Errors are DatasetErrors naming the uploader's file: code `too_large` for what is above a size limit
+(the server answers 413), `file_type` for what is not a table's text (415). The server runs
+`describe_table_upload` in its CPU pool, not in its process: parsing 10^6 rows holds the GIL for
+over a second.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from dragdl.server.services.uploads import ReceivedFile, UploadError, tree_size
+from dragdl.engine.data.base import DatasetError
 
 if TYPE_CHECKING:
     from dragdl.engine.data.tables import Table
-    from dragdl.server.services.cpu_pool import CpuPool
+
+TABLE_KIND = "table"
+"""The stored kind of an uploaded table (read by `dataset.table`, source 'uploaded')."""
 
 TABLE_NAME = "table"
 """An uploaded table is stored as `data/table.<suffix>`, whatever the uploader called it."""
@@ -54,8 +58,6 @@ INFO_CATEGORY_CHARS = 100
 """A stored category is cut to this many characters."""
 PREFIX_CHARS = 40
 """A cell quoted in an error message: its first characters only."""
-TABLE_KIND = "table"
-"""engine.nodes.tables.TABLE_KIND: the kind of an uploaded table."""
 
 
 def quote(value: object, limit: int = PREFIX_CHARS) -> str:
@@ -66,62 +68,64 @@ def quote(value: object, limit: int = PREFIX_CHARS) -> str:
     return f"{text[:limit]!r}... ({len(text)} characters)"
 
 
-def ingest_table(
-    directory: Path, root: Path, received: ReceivedFile, relative: Any, pool: CpuPool
-) -> tuple[Path, dict[str, Any], int]:
-    """(stored path, info, size): checked for size and shape before it is parsed, then read as
-    training will read it, bounded, and described by its columns, in `pool`. `relative(message)`
-    rewrites the server's paths in a message into the uploader's names."""
-    from dragdl.engine.data.base import DatasetError
+def detect_table_upload(root: Path, options: Mapping[str, str] | None = None) -> str | None:
+    """TABLE_KIND when `root` holds one table file and nothing else, sent without options (a table
+    takes none: a CSV sent with a label column and window is a recording)."""
+    from dragdl.engine.data.tables import TABLE_SUFFIXES
 
-    if received.size > MAX_TABLE_BYTES:
-        raise UploadError(
-            f"{received.filename}: {received.size} bytes is above the limit of {MAX_TABLE_BYTES} for a table",
-            413,
+    if options:
+        return None
+    entries = [entry for entry in root.iterdir() if not entry.name.startswith(".")]
+    if len(entries) == 1 and entries[0].is_file() and entries[0].suffix.lower() in TABLE_SUFFIXES:
+        return TABLE_KIND
+    return None
+
+
+def describe_table_upload(root: Path) -> dict[str, Any]:
+    """The table's size and shape checked before it is parsed, then stored as `table.<suffix>`, read
+    as training will read it, bounded, and described by its columns; errors name the uploader's file."""
+    from dragdl.engine.data.tables import read_table
+
+    (received,) = [entry for entry in root.iterdir() if not entry.name.startswith(".")]
+    filename = received.name
+    size = received.stat().st_size
+    if size > MAX_TABLE_BYTES:
+        raise DatasetError(
+            f"{filename}: {size} bytes is above the limit of {MAX_TABLE_BYTES} for a table", code="too_large"
         )
-    root.mkdir(parents=True)
-    target = root / f"{TABLE_NAME}{Path(received.filename).suffix.lower()}"
+    target = root / f"{TABLE_NAME}{received.suffix.lower()}"
+    check_table_shape(received, target.suffix, filename)
+    os.replace(received, target)
     try:
-        columns, count = pool.run(parse_table, received.path, target, received.filename)
+        # Categories counted per column, vectorised, before the cells are converted one by one.
+        table = read_table(target, max_categories=MAX_CATEGORIES)
     except DatasetError as exc:
-        message = exc.message.replace(str(target), received.filename).replace(target.name, received.filename)
-        raise UploadError(relative(message)) from None
-    shutil.rmtree(directory / "incoming", ignore_errors=True)
-    info = {
+        message = exc.message.replace(str(target), filename).replace(target.name, filename)
+        raise DatasetError(message, field=exc.field, code=exc.code) from None
+    if len(table.names) > MAX_TABLE_COLUMNS:
+        raise DatasetError(
+            f"{filename}: {len(table.names)} columns is above the limit of {MAX_TABLE_COLUMNS}"
+        )
+    check_cells(table, filename)
+    return {
         "format": "table",
-        "file": received.filename,
-        "columns": columns,
-        "count": count,
+        "file": filename,
+        "columns": described_columns(table),
+        "count": table.num_rows,
         "classes": [],
         "counts": [],
         "channels": 0,
         "size": None,
         "samples": [],
+        "reader_file": target.name,
     }
-    return target, info, tree_size(root)
-
-
-def parse_table(source: Path, target: Path, filename: str) -> tuple[list[dict[str, Any]], int]:
-    """(described columns, rows) of the received table at `source`, moved to `target` once its shape
-    is checked, then read as training will read it, bounded (a job of the CPU pool: it runs in a
-    worker process). UploadError, or the reader's DatasetError, naming the file, row and column."""
-    from dragdl.engine.data.tables import read_table
-
-    check_table_shape(source, target.suffix, filename)
-    os.replace(source, target)
-    # Categories counted per column, vectorised, before the cells are converted one by one.
-    table = read_table(target, max_categories=MAX_CATEGORIES)
-    if len(table.names) > MAX_TABLE_COLUMNS:
-        raise UploadError(f"{filename}: {len(table.names)} columns is above the limit of {MAX_TABLE_COLUMNS}")
-    check_cells(table, filename)
-    return described_columns(table), table.num_rows
 
 
 def check_cells(table: Table, filename: str) -> None:
-    """Column names, cells and categories within their limits; UploadError naming column and row."""
+    """Column names, cells and categories within their limits; DatasetError naming column and row."""
     for name in table.names:
         if len(name) > MAX_NAME_CHARS:
-            raise UploadError(
+            raise DatasetError(
                 f"{filename}: the column name {quote(name)} is longer than {MAX_NAME_CHARS} characters"
             )
         if table.kind(name) == "number":
@@ -131,14 +135,14 @@ def check_cells(table: Table, filename: str) -> None:
         distinct = set(values.tolist())
         distinct.discard(None)
         if len(distinct) > MAX_CATEGORIES:
-            raise UploadError(
+            raise DatasetError(
                 f"{filename}: column {quote(name)} has more than {MAX_CATEGORIES} distinct values; a "
                 f"category column takes at most {MAX_CATEGORIES}: leave out an identifier or free-text column"
             )
         longest = max(distinct, key=len, default="")
         if len(longest) > MAX_CELL_CHARS:
             row = values.tolist().index(longest) + 1
-            raise UploadError(
+            raise DatasetError(
                 f"{filename}: row {row}, column {quote(name)}: a cell of {len(longest)} characters is "
                 f"above the limit of {MAX_CELL_CHARS} ({quote(longest)})"
             )
@@ -159,18 +163,19 @@ def described_columns(table: Table) -> list[dict[str, Any]]:
 
 def check_table_shape(path: Path, suffix: str, filename: str) -> None:
     """Refuse what is not a table, or would be too large once read, from its first bytes (text) or its
-    footer (Parquet): UploadError naming the file."""
+    footer (Parquet): DatasetError naming the file."""
     with path.open("rb") as f:
         head = f.read(64 * 1024)
     if suffix == ".parquet":
         _check_parquet(path, head, filename)
         return
     if _utf16(head):
-        raise UploadError(
-            f"{filename}: the text is UTF-16; save the table as UTF-8 (in Excel: 'CSV UTF-8')", 415
+        raise DatasetError(
+            f"{filename}: the text is UTF-16; save the table as UTF-8 (in Excel: 'CSV UTF-8')",
+            code="file_type",
         )
     if b"\x00" in head:
-        raise UploadError(f"{filename}: not a text table (it holds binary data)")
+        raise DatasetError(f"{filename}: not a text table (it holds binary data)")
     # Only counted here; a file that is not UTF-8 is named by the reader. The header row is read
     # whole (up to a cap), so a very wide table is counted, not estimated from its first bytes.
     with path.open("rb") as f:
@@ -178,19 +183,19 @@ def check_table_shape(path: Path, suffix: str, filename: str) -> None:
     header = first.decode("utf-8-sig", errors="replace")
     columns = header.count("\t" if suffix == ".tsv" else ",") + 1
     if len(first) > MAX_HEADER_BYTES and not first.endswith(b"\n"):
-        raise UploadError(
+        raise DatasetError(
             f"{filename}: the header row is longer than {MAX_HEADER_BYTES} bytes (over {columns} "
             f"columns); the limit is {MAX_TABLE_COLUMNS} columns"
         )
     if columns > MAX_TABLE_COLUMNS:
-        raise UploadError(f"{filename}: {columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
+        raise DatasetError(f"{filename}: {columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
     sep = "\t" if suffix == ".tsv" else ","
     lines = _scan_text(path, sep, filename, _header_names(header, sep))
     if (lines + 1) * columns > MAX_TABLE_CELLS:
-        raise UploadError(
+        raise DatasetError(
             f"{filename}: about {lines} rows of {columns} columns is above the limit of "
             f"{MAX_TABLE_CELLS} cells",
-            413,
+            code="too_large",
         )
 
 
@@ -229,7 +234,7 @@ def _scan_text(path: Path, sep: str, filename: str, names: list[str]) -> int:
 
 
 def _refuse_long_cell(path: Path, start: int, sep: str, filename: str, names: list[str]) -> NoReturn:
-    """UploadError naming the row and column of the cell that begins at byte `start` (counted from
+    """DatasetError naming the row and column of the cell that begins at byte `start` (counted from
     the line ends and separators before it: a quoted line end or separator can shift them)."""
     lines = index = 0  # line ends before the cell; separators since the last one
     with path.open("rb") as f:
@@ -242,7 +247,7 @@ def _refuse_long_cell(path: Path, start: int, sep: str, filename: str, names: li
             index += block.count(sep.encode())
         prefix = f.read(PREFIX_CHARS * 4).decode("utf-8", errors="replace")[:PREFIX_CHARS]
     column = quote(names[index]) if index < len(names) else f"number {index + 1}"
-    raise UploadError(
+    raise DatasetError(
         f"{filename}: row {lines}, column {column}: a cell is longer than the limit of {MAX_CELL_CHARS} "
         f"characters ({prefix!r}...)"
     )
@@ -261,7 +266,7 @@ def _utf16(head: bytes) -> bool:
 
 def _check_parquet(path: Path, head: bytes, filename: str) -> None:
     if not head.startswith(b"PAR1"):
-        raise UploadError(f"{filename}: not a Parquet file (no PAR1 signature)")
+        raise DatasetError(f"{filename}: not a Parquet file (no PAR1 signature)")
     import pyarrow
     import pyarrow.parquet as pq
 
@@ -269,26 +274,28 @@ def _check_parquet(path: Path, head: bytes, filename: str) -> None:
         parquet = pq.ParquetFile(path)
         meta, schema = parquet.metadata, parquet.schema_arrow
     except (pyarrow.ArrowException, OSError, ValueError) as exc:
-        raise UploadError(f"{filename}: not a readable Parquet file ({exc})") from None
+        raise DatasetError(f"{filename}: not a readable Parquet file ({exc})") from None
     if meta.num_columns > MAX_TABLE_COLUMNS:
-        raise UploadError(f"{filename}: {meta.num_columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
+        raise DatasetError(
+            f"{filename}: {meta.num_columns} columns is above the limit of {MAX_TABLE_COLUMNS}"
+        )
     if meta.num_rows * meta.num_columns > MAX_TABLE_CELLS:
-        raise UploadError(
+        raise DatasetError(
             f"{filename}: {meta.num_rows} rows of {meta.num_columns} columns is above the limit of "
             f"{MAX_TABLE_CELLS} cells",
-            413,
+            code="too_large",
         )
     for field in schema:
         if not _flat(field.type):
-            raise UploadError(
+            raise DatasetError(
                 f"{filename}: column {quote(field.name)} holds {field.type} values; a table cell must be "
                 "a number or a text"
             )
     expanded = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     if expanded > MAX_TABLE_BYTES * 4:
-        raise UploadError(
+        raise DatasetError(
             f"{filename}: {expanded} bytes once decompressed is above the limit of {MAX_TABLE_BYTES * 4}",
-            413,
+            code="too_large",
         )
     _check_decoded_text(path, schema, filename)
 
@@ -339,14 +346,14 @@ def _check_decoded_text(path: Path, schema: Any, filename: str) -> None:
                     decoded = pc.sum(lengths).as_py() or 0
                 longest = pc.max(lengths).as_py() or 0
                 if longest > MAX_CELL_CHARS * 4:  # UTF-8: at most 4 bytes a character
-                    raise UploadError(
+                    raise DatasetError(
                         f"{filename}: column {quote(name)} holds a cell of {longest} bytes, above the limit "
                         f"of {MAX_CELL_CHARS} characters"
                     )
                 total += decoded
                 if total > MAX_DECODED_BYTES:
-                    raise UploadError(
+                    raise DatasetError(
                         f"{filename}: its text is above {MAX_DECODED_BYTES} bytes once decoded (reached in "
                         f"column {quote(name)}); the limit for a table's text is {MAX_DECODED_BYTES} bytes",
-                        413,
+                        code="too_large",
                     )
