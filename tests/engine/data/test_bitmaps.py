@@ -66,8 +66,21 @@ def test_bad_arrays_name_the_file(tmp_path: Path, array: np.ndarray, message: st
 def test_pickled_arrays_are_refused(tmp_path: Path) -> None:
     write_class(tmp_path, "cat", 2)
     np.save(tmp_path / "dog.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
-    with pytest.raises(DatasetError, match=r"cannot read bitmap file .*dog\.npy"):
+    with pytest.raises(DatasetError, match=r"cannot read bitmap file .*dog\.npy") as caught:
         open_bitmaps(tmp_path)
+    assert "Python objects" in str(caught.value)
+    assert "allow_pickle" not in str(caught.value) and "unsafely" not in str(caught.value)
+
+
+def test_a_text_file_named_npy_is_not_a_readable_array(tmp_path: Path) -> None:
+    """numpy reads a file without the .npy magic as a pickle and advises loading it unsafely; that
+    advice must not reach the user."""
+    write_class(tmp_path, "dog", 2)
+    (tmp_path / "cats.npy").write_text("just some text, not an array\n")
+    expected = r"cannot read bitmap file .*cats\.npy: not a readable \.npy"
+    with pytest.raises(DatasetError, match=expected) as caught:
+        describe_bitmaps(tmp_path)
+    assert "allow_pickle" not in str(caught.value) and "unsafely" not in str(caught.value)
 
 
 def test_mixed_bitmap_sizes_are_rejected(tmp_path: Path) -> None:

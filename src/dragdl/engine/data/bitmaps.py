@@ -44,6 +44,18 @@ def bitmap_files(source: Path | Sequence[Path], field: str = "path") -> list[Pat
     return files
 
 
+def _npy_problem(exc: Exception) -> str:
+    """What np.load's refusal means to a user. numpy reads a file without the .npy magic as a
+    pickle and suggests loading it with allow_pickle=True, advice never to pass on."""
+    text = str(exc)
+    if "pickle" in text or "Python objects" in text:
+        return (
+            "not a readable .npy array (or it holds Python objects, which DragDL never loads); "
+            "save the bitmaps with np.save of a uint8 array"
+        )
+    return f"not a readable .npy array ({text})"
+
+
 def _mapped(path: Path, field: str) -> tuple[np.ndarray, int]:
     """Memory-map one file and check it is (N, side*side) uint8; return it and `side`."""
     if not path.is_file():
@@ -52,7 +64,7 @@ def _mapped(path: Path, field: str) -> tuple[np.ndarray, int]:
         # allow_pickle=False: a .npy file must never be able to run code when loaded.
         array = np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
-        raise DatasetError(f"cannot read bitmap file {path}: {exc}", field=field) from exc
+        raise DatasetError(f"cannot read bitmap file {path}: {_npy_problem(exc)}", field=field) from None
     if not isinstance(array, np.ndarray) or array.ndim != 2:
         shape = getattr(array, "shape", "an archive")
         raise DatasetError(
