@@ -296,7 +296,12 @@ const en = {
     shown: ' ({{values}})',
     didYouMean: '; did you mean {{close}}?',
     columnKind: { number: 'numbers', category: 'categories' },
+    suggest: {
+      flatten: 'a Flatten or GlobalAvgPool',
+      pool_time: 'a Last step or a Global pooling over time',
+    },
     detailed: {
+      shape_mismatch: '{{node}} needs one feature vector per sample but receives {{inputShape}}: add {{fix}} before it',
       file_type: '{{where}} is not a sequence file: send .ts, .csv, .tsv or .npy files',
       all_missing: '{{node}}: {{where}}: a feature has no values (every step is missing)',
       dataset_empty: '{{node}}: {{where}} holds no sequences to read',

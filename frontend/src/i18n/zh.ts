@@ -297,7 +297,12 @@ const zh: Messages = {
     shown: '（{{values}}）',
     didYouMean: '；是否要用 {{close}}？',
     columnKind: { number: '数值', category: '类别' },
+    suggest: {
+      flatten: '展平或全局平均池化',
+      pool_time: '“最后一步”或“时间全局池化”',
+    },
     detailed: {
+      shape_mismatch: '{{node}}需要每个样本一个特征向量，但收到 {{inputShape}}：请在它前面加{{fix}}',
       file_type: '{{where}} 不是序列文件：请发送 .ts、.csv、.tsv 或 .npy 文件',
       all_missing: '{{node}}：{{where}}：有一个特征完全没有值（每一步都缺失）',
       dataset_empty: '{{node}}：{{where}} 中没有可读取的序列',

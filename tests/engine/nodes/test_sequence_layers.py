@@ -96,6 +96,22 @@ def test_a_sequence_layer_given_an_image_names_what_it_expects_and_receives(tmp_
 
 
 @pytest.mark.parametrize(
+    ("shape", "fix", "suggest"),
+    [
+        ((28, 128), "a Last step or a Global pooling over time", "pool_time"),
+        ((16, 7, 7), "a Flatten", "flatten"),
+    ],
+)
+def test_a_linear_after_steps_or_maps_says_what_makes_one_vector_of_them(
+    shape: Shape, fix: str, suggest: str, tmp_path: Path
+) -> None:
+    """After an LSTM, the fix is a Last step or pooling over time, not the images' Flatten."""
+    with pytest.raises(NodeError, match=f"receives {'x'.join(map(str, shape))}: add {fix}") as exc:
+        infer("layer.Linear", {"out_features": 10}, shape, tmp_path)
+    assert exc.value.details["suggest"] == suggest  # the Chinese UI words the fix from it
+
+
+@pytest.mark.parametrize(
     ("type_name", "params", "shape", "field", "words"),
     [
         ("layer.Conv1d", {"kernel_size": 9, "padding": "valid"}, (5, 2), "kernel_size", "input 5x2"),

@@ -303,11 +303,16 @@ class LinearParams(BaseModel):
 
 def _features(node: LayerNode[Any], shape: Shape, ctx: ShapeContext) -> int:
     if len(shape) != 1 or shape[0] is None:
+        # Steps x features (a sequence, or what a recurrent or 1-D layer gives) end in one vector per
+        # sequence by taking its last step or pooling over time; maps (C, H, W) by flattening or pooling.
+        over_time = len(shape) == 2
+        fix = "a Last step or a Global pooling over time" if over_time else "a Flatten or GlobalAvgPool"
         raise NodeError(
             "shape_mismatch",
             f"{node.title} expects a flat feature vector but receives {format_shape(shape)}{_from(ctx, 0)}: "
-            "add a Flatten or GlobalAvgPool before it",
+            f"add {fix} before it",
             input_shape=format_shape(shape),
+            suggest="pool_time" if over_time else "flatten",
         )
     return shape[0]
 

@@ -45,6 +45,30 @@ describe('validation messages', () => {
     };
     expect(errorText(odd, zh, { node: '展平', field: null }, 'zh')).toBe('展平有问题');
   });
+
+  it('say in Chinese what shape a Linear got and what to add before it, as the English does', async () => {
+    const i18n = i18next.createInstance();
+    await i18n.init({
+      resources: { zh: { translation: zhMessages } },
+      lng: 'zh',
+      interpolation: { escapeValue: false },
+    });
+    const zh = i18n.t.bind(i18n) as TFunction;
+    const afterLstm: GraphError = {
+      code: 'shape_mismatch',
+      message:
+        'Linear (Dense) expects a flat feature vector but receives 28x128 from node lstm: add a Last step or a ' +
+        'Global pooling over time before it',
+      node_id: 'fc',
+      field: null,
+      details: { input_shape: '28x128', suggest: 'pool_time' },
+    };
+    expect(errorText(afterLstm, zh, { node: '全连接层', field: null }, 'zh')).toBe(
+      '全连接层需要每个样本一个特征向量，但收到 28×128：请在它前面加“最后一步”或“时间全局池化”',
+    );
+    const afterConv = { ...afterLstm, details: { input_shape: '16x14x14', suggest: 'flatten' } };
+    expect(errorText(afterConv, zh, { node: '全连接层', field: null }, 'zh')).toContain('16×14×14：请在它前面加展平');
+  });
 });
 
 describe('problem lines', () => {

@@ -53,7 +53,7 @@ function translated(error: GraphError, t: TFunction, values: Record<string, stri
   const plain = t(`graphError.code.${error.code}`, { ...values, defaultValue: t('graphError.code.unknown', values) });
   const named = { ...values, ...detailValues(error, t) };
   const read = messageDetails(error.code, error.message);
-  if (read === null && !('column' in named) && !('produced' in named)) return plain;
+  if (read === null && !('column' in named) && !('produced' in named) && !('fix' in named)) return plain;
   const extra = { ...named, ...read };
   const hint = extra.close ? t('graphError.didYouMean', { close: extra.close }) : '';
   return t(`graphError.detailed.${error.code}`, { ...extra, hint, defaultValue: plain });
@@ -69,6 +69,11 @@ function detailValues(error: GraphError, t: TFunction): Record<string, string> {
     found.kind = t(`graphError.columnKind.${details.kind}`, { defaultValue: details.kind });
   const portName = (type: unknown) => t(`node.portType.${String(type)}`, { defaultValue: String(type) });
   if (typeof details.produced === 'string') found.produced = portName(details.produced);
+  // A layer that needs one vector per sample says what would make one (flatten, pool over time).
+  if (typeof details.suggest === 'string') {
+    found.fix = t(`graphError.suggest.${details.suggest}`, { defaultValue: details.suggest });
+    if (typeof details.input_shape === 'string') found.inputShape = details.input_shape.replace(/x/g, '×');
+  }
   if (Array.isArray(details.accepted)) found.accepted = details.accepted.map(portName).join(t('connection.or'));
   return found;
 }
