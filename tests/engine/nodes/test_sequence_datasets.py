@@ -220,3 +220,18 @@ def test_a_classifier_on_numeric_targets_is_refused_on_the_dataset(ctx: DataCont
     with pytest.raises(GraphInvalid) as err:
         compile_graph(graph, ctx)
     assert [(e.node_id, e.code) for e in err.value.errors] == [("data", "too_few_classes")]
+
+
+def test_the_form_shows_only_the_fields_of_the_chosen_source() -> None:
+    """An uploaded set shows no built-in Dataset dropdown and no Path (x-show-if on each field)."""
+    properties = SequenceParams.model_json_schema()["properties"]
+    shown = {name: spec.get("x-show-if") for name, spec in properties.items()}
+    assert shown == {
+        "source": None,
+        "name": {"source": ["builtin"]},
+        "path": {"source": ["file"]},
+        "dataset_id": {"source": ["uploaded"]},
+        "label_column": {"source": ["file", "uploaded"]},
+        "window": {"source": ["file", "uploaded"]},
+        "stride": {"source": ["file", "uploaded"]},
+    }

@@ -49,6 +49,7 @@ class SequenceParams(BaseModel):
     name: SequenceBuiltinName = Field(
         "waves",
         title="Dataset",
+        json_schema_extra={"x-show-if": {"source": ["builtin"]}},
         description="With source 'builtin': 'seq-mnist', 5,000 MNIST digits read row by row (28 steps "
         "of 28 features); 'waves', 1,500 noisy sine, square and sawtooth waves (64 steps, 3 classes); "
         "'waves-frequency', the same waves with their frequency to predict (a value).",
@@ -56,6 +57,7 @@ class SequenceParams(BaseModel):
     path: OptionalServerPath = Field(
         None,
         title="Path",
+        json_schema_extra={"x-show-if": {"source": ["file"]}},
         description="With source 'file': a .ts file (or a folder with a _TRAIN.ts and _TEST.ts pair), "
         "a folder of class folders holding one CSV per sequence, a folder with X.npy and its labels, or "
         "one CSV recording to cut into windows. Relative paths are taken under the data dir.",
@@ -65,12 +67,14 @@ class SequenceParams(BaseModel):
         max_length=64,
         pattern=r"^[A-Za-z0-9_-]+$",
         title="Uploaded sequences",
+        json_schema_extra={"x-show-if": {"source": ["uploaded"]}},
         description="With source 'uploaded': the id of one of your uploaded sequence sets (Datasets page).",
     )
     label_column: str | None = Field(
         None,
         max_length=200,
         title="Label column",
+        json_schema_extra={"x-show-if": {"source": ["file", "uploaded"]}},
         description="For a CSV recording: the column holding each step's label (or value); a window "
         "takes the label of its last step.",
     )
@@ -79,6 +83,7 @@ class SequenceParams(BaseModel):
         ge=1,
         le=MAX_WINDOW,
         title="Window",
+        json_schema_extra={"x-show-if": {"source": ["file", "uploaded"]}},
         description="For a CSV recording: steps per sequence cut from it.",
     )
     stride: int = Field(
@@ -86,6 +91,7 @@ class SequenceParams(BaseModel):
         ge=1,
         le=MAX_WINDOW,
         title="Stride",
+        json_schema_extra={"x-show-if": {"source": ["file", "uploaded"]}},
         description="For a CSV recording: steps from the start of one window to the start of the next "
         "(equal to Window: windows side by side; smaller: overlapping).",
     )
