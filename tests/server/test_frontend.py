@@ -60,3 +60,22 @@ def test_without_a_build_nothing_is_added(tmp_path: Path) -> None:
     app = FastAPI()
     assert not serve_frontend(app, tmp_path / "missing")
     assert TestClient(app).get("/").status_code == 404
+
+
+def test_a_missing_asset_is_a_404_not_the_page(client: TestClient) -> None:
+    """A tab left open across an upgrade asks for the old build's scripts: HTML would run as JavaScript."""
+    for path in ("/assets/index-old999.js", "/favicon-old.png", "/assets/a.css"):
+        response = client.get(path)
+        assert response.status_code == 404, path
+        assert "<title>app</title>" not in response.text
+
+
+def test_while_the_build_is_replaced_pages_answer_503_not_500(tmp_path: Path) -> None:
+    build = tmp_path / "static"
+    build.mkdir()
+    (build / "index.html").write_text("<!doctype html><title>app</title>", encoding="utf-8")
+    app = FastAPI()
+    assert serve_frontend(app, build)
+    (build / "index.html").unlink()  # `npm run build` empties the folder before writing it again
+    response = TestClient(app).get("/editor")
+    assert response.status_code == 503 and response.headers["retry-after"] == "2"

@@ -12,12 +12,15 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from starlette.datastructures import MutableHeaders
-from starlette.responses import FileResponse
+from starlette.responses import FileResponse, PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 STATIC_DIR = Path(__file__).with_name("static")
 _API_PREFIXES = ("/api/", "/docs", "/redoc", "/openapi.json")
 _DOCS_PREFIXES = ("/docs", "/redoc")
+_FILE_SUFFIXES = (".js", ".mjs", ".css", ".map", ".wasm", ".png", ".svg", ".ico", ".json", ".woff", ".woff2")
+"""A path ending so names a file of the build: when there is none it is a 404, never the page (a tab
+left open across an upgrade asking for an old script would get HTML as JavaScript)."""
 
 APP_CSP = "; ".join(
     (
@@ -96,6 +99,11 @@ class FrontendMiddleware:
         return None
 
     async def _serve(self, path: Path, scope: Scope, receive: Receive, send: Send) -> None:
+        if not path.is_file():  # the build is being replaced (npm run build empties the folder first)
+            answer = PlainTextResponse("the web UI is being rebuilt; reload in a moment", 503)
+            answer.headers["Retry-After"] = "2"
+            await answer(scope, receive, send)
+            return
         # Asset names carry a content hash; the page that names them must always be fetched anew.
         immutable = path.parent.name == "assets"
         headers = {"Cache-Control": "public, max-age=31536000, immutable" if immutable else "no-cache"}
@@ -117,6 +125,9 @@ class FrontendMiddleware:
         found = self._file(path)
         if found is not None:
             await self._serve(found, scope, receive, send)
+            return
+        if path.startswith("/assets/") or path.lower().endswith(_FILE_SUFFIXES):
+            await PlainTextResponse("not found", 404)(scope, receive, send)
             return
 
         not_found = False
