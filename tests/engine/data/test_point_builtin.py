@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dragdl.engine.data import point_builtin
+from dragdl.engine.data import point_shapes
 from dragdl.engine.data.point_builtin import SHAPES, describe_point_builtin, make_shapes, open_point_builtin
 
 
@@ -31,21 +31,21 @@ def test_the_same_seed_gives_the_same_clouds_and_another_seed_others() -> None:
 
 def test_points_lie_on_each_shapes_surface() -> None:
     rng = np.random.default_rng(0)
-    sphere = point_builtin._sphere(rng, 2, 500)
+    sphere = point_shapes._sphere(rng, 2, 500)
     assert np.allclose(np.linalg.norm(sphere, axis=2), 1.0)
-    cube = point_builtin._cube(rng, 2, 500)
+    cube = point_shapes._cube(rng, 2, 500)
     assert np.allclose(np.abs(cube).max(axis=2), 1.0)
-    cylinder = point_builtin._cylinder(rng, 2, 500)
+    cylinder = point_shapes._cylinder(rng, 2, 500)
     radius = np.linalg.norm(cylinder[..., :2], axis=2)
     assert np.all(np.isclose(radius, 1.0) | np.isclose(np.abs(cylinder[..., 2]), 1.0))
-    cone = point_builtin._cone(rng, 2, 500)
+    cone = point_shapes._cone(rng, 2, 500)
     side = np.isclose(np.linalg.norm(cone[..., :2], axis=2), (1.0 - cone[..., 2]) / 2.0)
     assert np.all(side | np.isclose(cone[..., 2], -1.0))
-    torus = point_builtin._torus(rng, 2, 500)
-    ring, tube = point_builtin.TORUS_RADII
+    torus = point_shapes._torus(rng, 2, 500)
+    ring, tube = point_shapes.TORUS_RADII
     from_ring = np.hypot(np.linalg.norm(torus[..., :2], axis=2) - ring, torus[..., 2])
     assert np.allclose(from_ring, tube)
-    pyramid = point_builtin._pyramid(rng, 2, 500)
+    pyramid = point_shapes._pyramid(rng, 2, 500)
     assert pyramid[..., 2].min() >= -1.0 - 1e-9 and pyramid[..., 2].max() <= 1.0 + 1e-9
     # On a side, |x| or |y| equals the half width at that height, (1 - z) / 2; else on the base.
     half = (1.0 - pyramid[..., 2]) / 2.0

@@ -23,6 +23,7 @@ from dragdl.engine.analysis.validate import Analysis, analyze
 from dragdl.engine.compile import (  # noqa: F401  (registrations)
     codegen_classification,
     codegen_images,
+    codegen_points,
     codegen_regression,
     codegen_sequences,
     codegen_tables,
@@ -194,6 +195,8 @@ class Writer:
         b = self.blocks
         network = self._network()  # before the imports: model nodes add some
         train = fit_prints(self._train().replace(" training images,", f" training {part.samples},"))
+        if self._loss_layers():
+            train = tpl.WITH_ADDED_LOSSES.strip("\n") + "\n\n\n" + train.strip("\n")
         parts = [
             self._docstring(),
             self._imports(part.stdlib_imports, part.third_party_imports),
@@ -399,6 +402,34 @@ class Writer:
         body.append(f"        return {value_name[s.inputs[s.train_id][0]]}")
         return value_name[s.network_input], body
 
+    def _loss_layers(self) -> list[str]:
+        """The layer nodes whose modules add a term of their own to the training loss."""
+        s = self.structure
+        return [
+            node_id
+            for node_id in s.order
+            if isinstance(kind := s.nodes[node_id].kind, LayerNode)
+            and s.nodes[node_id].params is not None
+            and kind.adds_loss(s.nodes[node_id].params)
+        ]
+
+    def _train_loop(self) -> str:
+        """The kind's training loop, its loss with the layers' own terms when the network has any."""
+        loop, expression = self.blocks.train_loop, self.blocks.loss_expression
+        layers = self._loss_layers()
+        if not layers:
+            return loop
+        line = f"loss = {expression}"
+        if not expression or loop.count(line) != 1:
+            self.unsupported(
+                layers[0],
+                NotImplementedError(
+                    "the task kind's exported script does not say where its training loss is computed "
+                    "(TaskBlocks.loss_expression), so this layer's own loss term cannot be added to it"
+                ),
+            )
+        return loop.replace(line, f"loss = with_added_losses({expression}, model)")
+
     def _train(self) -> str:
         c = self.config
         optimizer = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[c.optimizer]
@@ -425,7 +456,7 @@ class Writer:
             lines.append(statement("scheduler = ", f"torch.optim.lr_scheduler.{schedule}", 4))
         if c.early_stopping:
             lines.append(tpl.EARLY_STOPPING_INIT.rstrip("\n"))
-        text = "\n".join(lines) + "\n" + self.blocks.train_loop
+        text = "\n".join(lines) + "\n" + self._train_loop()
         if c.schedule in ("cosine", "onecycle"):
             text += "            scheduler.step()\n"
         text += self.blocks.train_metrics

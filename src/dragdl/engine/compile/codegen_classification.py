@@ -228,6 +228,7 @@ CLASSIFICATION = register_task_blocks(
         evaluate=EVALUATE,
         train_head=TRAIN_HEAD,
         train_loop=TRAIN_LOOP,
+        loss_expression="criterion(logits, y)",
         train_metrics=TRAIN_METRICS,
         improved=IMPROVED,
         report=REPORT + "\n" + SAVE_WEIGHTS,

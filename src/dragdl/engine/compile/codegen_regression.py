@@ -250,6 +250,7 @@ REGRESSION = register_task_blocks(
         evaluate=EVALUATE,
         train_head=TRAIN_HEAD,
         train_loop=TRAIN_LOOP,
+        loss_expression="criterion(predicted, y.to(predicted.dtype))",
         train_metrics=TRAIN_METRICS,
         improved=IMPROVED,
         report=SAVE_WEIGHTS,

@@ -67,6 +67,11 @@ class TaskBlocks:
     """What main() prints about the data (the classes, the range of the targets)."""
     main_tail: str
     output_scaling: str = ""
+    loss_expression: str = ""
+    """The training loss as `train_loop` computes it (`criterion(logits, y)` in its line
+    `loss = criterion(logits, y)`): where the writer adds the terms a network's layers add to the loss
+    (`LayerNode.adds_loss`: a T-Net's orthogonality) as the engine's `with_added_losses` does. Empty:
+    a graph with such layers cannot be exported with this kind (`codegen_unsupported` on the layer)."""
     """Appended to the expression `forward` returns: the network's answer in target units
     (`z * std + mean`); empty when the outputs are used as they are (logits)."""
     targets: Mapping[TargetForm, str] = field(default_factory=dict)

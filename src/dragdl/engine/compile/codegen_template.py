@@ -182,6 +182,17 @@ def to_device(x: torch.Tensor, device: torch.device) -> torch.Tensor:
 '''
 
 
+WITH_ADDED_LOSSES = '''
+def with_added_losses(loss: torch.Tensor, model: nn.Module) -> torch.Tensor:
+    """`loss` plus the terms the network's layers keep in `added_loss` after a forward
+    pass in training (a T-Net's orthogonality), as DragDL's task kinds add them."""
+    for module in model.modules():
+        term = getattr(module, "added_loss", None)
+        if isinstance(term, torch.Tensor):
+            loss = loss + term
+    return loss
+'''
+
 TRAIN_SETUP = """    fp16 = amp_dtype(device) == torch.float16
     scaler = torch.amp.GradScaler(device.type, enabled=fp16)  # fp16 needs loss scaling
     steps_per_epoch = math.ceil(train_size / BATCH_SIZE)

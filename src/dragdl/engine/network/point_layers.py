@@ -23,6 +23,9 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
+POOLING = ("max", "mean")
+"""The symmetric functions GlobalPoolPoints pools the points with."""
+
 
 class SharedMLP(nn.Module):
     """The same small layer for every point: Conv1d with kernel 1, then BatchNorm and
@@ -51,7 +54,7 @@ class GlobalPoolPoints(nn.Module):
 
     def __init__(self, mode: Literal["max", "mean"] = "max") -> None:
         super().__init__()
-        if mode not in ("max", "mean"):
+        if mode not in POOLING:
             raise ValueError(f"mode ({mode!r}) must be 'max' or 'mean'")
         self.mode = mode
 

@@ -162,6 +162,12 @@ class LayerNode(NodeType[P]):
         module of DragDL's own, carried whole); none for torch.nn's layers."""
         return ()
 
+    def adds_loss(self, params: P) -> bool:
+        """Whether the built module adds a term of its own to the training loss (`added_loss` after
+        its forward pass in training, which `TaskKind.step` adds): the exported script then adds it
+        too (`TaskBlocks.loss_expression`)."""
+        return False
+
     inline: ClassVar[bool] = False
     """True when the script's forward() writes the layer as `forward_code(values)` (Add: `a + b`)
     instead of calling a module attribute."""

@@ -65,3 +65,11 @@ class PointDataset(DatasetNode[PointParams]):
 
     def open(self, params: PointParams, ctx: DataContext) -> PointSource:
         return open_point_builtin(params.name, params.points, params.per_class, params.seed)
+
+    def codegen(self, params: PointParams) -> str:
+        # make_shapes and SHAPES are the carried data/point_shapes.py's (compile/codegen_points.py).
+        return f"""# Synthetic shapes ({params.per_class} of each class) of {params.points} points each,
+# generated from seed {params.seed} as the engine generates them.
+values, labels = make_shapes({params.points}, {params.per_class}, {params.seed})
+return values, labels, list(SHAPES), None
+"""

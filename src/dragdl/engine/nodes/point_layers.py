@@ -165,6 +165,9 @@ class TNetLayer(_PointLayer):
             )
         return channels, 3 if params.transform == "input" else channels
 
+    def adds_loss(self, params: TNetParams) -> bool:
+        return params.regularization > 0
+
     def infer(self, params: TNetParams, inputs: list[Shape], ctx: ShapeContext) -> Shape:
         self._k(params, inputs[0], ctx)
         return inputs[0]
