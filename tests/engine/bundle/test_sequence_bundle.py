@@ -124,6 +124,20 @@ def test_csv_and_npy_files_give_the_answers_of_the_ts_file(waves_bundle: Path, t
     assert bundle.predict_samples(bundle.decode_file("five.npy", flat.getvalue())) == expected
 
 
+def test_a_model_of_one_length_refuses_another_naming_the_sample(waves_bundle: Path) -> None:
+    """Trained on 64 steps, the network would still run on 3 (the GRU reads any length) and answer
+    with confidence; its ONNX export refuses them. Every path refuses, saying what to do."""
+    bundle = load_bundle(waves_bundle)
+    text, _ = waves_ts(2)
+    samples = bundle.decode_file("two.ts", text.encode())
+    with pytest.raises(DatasetError) as caught:
+        bundle.predict_samples([samples[0], samples[1][:3]])
+    assert caught.value.message.startswith(
+        "sample 2: shaped 3x1 after the model's operators, but the model was"
+    )
+    assert "trained on 64x1" in caught.value.message and "resample it" in caught.value.message
+
+
 def hostile(name: str, data: bytes, bundle: Path, limits: RequestLimits | None = None) -> str:
     with pytest.raises(DatasetError) as caught:
         load_bundle(bundle).decode_file(name, data, limits)

@@ -172,6 +172,7 @@ class Bundle:
             chunk = samples[start : start + batch_size]
             with torch.no_grad():
                 prepared = [to_float(apply_stages(self.stages, x)) for x in chunk]
+            self._check_trained_shape(prepared, first=start + 1)
             batch = self.input_type.predict_batch(prepared)
             try:
                 outputs = self.forward(batch)
@@ -193,6 +194,26 @@ class Bundle:
                 )
             answers.extend(self.answer(outputs, top_k))
         return answers
+
+    def _check_trained_shape(self, prepared: Sequence[Tensor], first: int) -> None:
+        """Refuse a sample whose size differs from the one the network was trained on, along an axis
+        whose size was fixed in training (a 3-step series for a model of 64 steps): such a network
+        may run on it and answer confidently anything, and its ONNX export refuses it. An axis that
+        varied in training (None in the input spec) takes any size."""
+        trained = self.manifest.input.network_input
+        for offset, sample in enumerate(prepared):
+            shape = tuple(sample.shape)
+            if len(shape) == len(trained) and all(
+                t is None or t == n for t, n in zip(trained, shape, strict=True)
+            ):
+                continue
+            wanted = "x".join("any" if t is None else str(t) for t in trained)
+            raise DatasetError(
+                f"sample {first + offset}: shaped {'x'.join(map(str, shape))} after the model's operators, "
+                f"but the model was trained on {wanted}: bring it to that size (for a sequence, resample it "
+                "to that many steps), or train the model on samples of varying sizes",
+                code="shape_mismatch",
+            )
 
     def forward(self, batch: Batch) -> Tensor:
         """Network output for a batch dict (its input, and lengths where it has them), on the CPU."""
