@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import stat
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -189,3 +191,44 @@ def test_predict_reads_a_ts_file_without_labels(bundle: Path, tmp_path: Path, he
     same = json.loads(invoke("predict", bundle, labelled, "--json").stdout)
     assert [a["label"] for a in answers] == [a["label"] for a in same]
     assert [a["probabilities"] for a in answers] == [a["probabilities"] for a in same]
+
+
+def test_predict_takes_the_bundle_zip_the_web_ui_downloads(
+    bundle: Path, files: dict[str, Path], tmp_path: Path
+) -> None:
+    zipped = tmp_path / "model.zip"
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in ("model.json", "model.safetensors"):
+            archive.write(bundle / name, arcname=name)
+    from_zip = invoke("predict", zipped, files["ts"], "--json", "--top-k", "2")
+    from_folder = invoke("predict", bundle, files["ts"], "--json", "--top-k", "2")
+    assert from_zip.exit_code == 0, from_zip.output
+    assert json.loads(from_zip.stdout) == json.loads(from_folder.stdout)
+
+
+def test_an_unsafe_or_empty_zip_is_refused_in_one_line(
+    bundle: Path, files: dict[str, Path], tmp_path: Path
+) -> None:
+    slip = tmp_path / "slip.zip"
+    with zipfile.ZipFile(slip, "w") as archive:
+        archive.write(bundle / "model.json", arcname="../model.json")
+    link = tmp_path / "link.zip"
+    with zipfile.ZipFile(link, "w") as archive:
+        info = zipfile.ZipInfo("model.json")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        archive.writestr(info, "/etc/passwd")
+    empty = tmp_path / "empty.zip"
+    with zipfile.ZipFile(empty, "w") as archive:
+        archive.writestr("notes.txt", "no bundle here")
+    for path, reason in ((slip, ".."), (link, "link"), (empty, "no model.json")):
+        result = invoke("predict", path, files["ts"])
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.exit_code != 0 and len(lines) == 1, result.output
+        assert lines[0].startswith(f"error: {path}") and reason in lines[0], lines
+    assert not (tmp_path.parent / "model.json").exists()
+
+
+def test_the_help_words_samples_by_every_input_type() -> None:
+    assert "image models" not in invoke("--help").stdout
+    text = invoke("predict", "--help").stdout
+    assert "{files}" in text and "{images}" not in text and "per image" not in text

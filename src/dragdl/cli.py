@@ -29,7 +29,8 @@ from dragdl.cli_common import (
 )
 
 app = typer.Typer(
-    help="DragDL: build, train and use image models from dataflow graphs.",
+    help="DragDL: build, train and use models of images, tables, sequences and point clouds from "
+    "dataflow graphs.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

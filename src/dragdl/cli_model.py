@@ -37,9 +37,15 @@ def register(app: typer.Typer) -> None:
     app.command("export")(export)
 
 
-def _open(path: Path) -> Bundle:
+def _open(path: Path, zipped: bool = False) -> Bundle:
+    """The bundle of a run folder (or its model.json); with `zipped`, also of a bundle zip."""
     from dragdl.engine.bundle import BundleError, load_bundle
 
+    if zipped:
+        from dragdl.cli_bundle_zip import is_bundle_zip, unpacked_bundle
+
+        if is_bundle_zip(path):
+            path = unpacked_bundle(path)
     try:
         return load_bundle(path)
     except BundleError as exc:
@@ -366,16 +372,26 @@ def _show_image_values(
 
 def predict(
     bundle: Annotated[
-        str, typer.Argument(help="A run folder with model.json; with --server, a model id on the server.")
-    ],
-    images: Annotated[
-        list[Path],
+        str,
         typer.Argument(
-            help="Image files, or folders (searched recursively); for a table model, CSV/TSV/Parquet "
-            "files; for a sequence model, .ts, .csv or .npy files."
+            help="A run folder with model.json or the bundle zip downloaded from the web UI; with --server, "
+            "a model id on the server."
         ),
     ],
-    top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many classes to list per image.")] = 5,
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="The files to predict: for an image model, image files or folders (searched "
+            "recursively); for a table model, CSV/TSV/Parquet files; for a sequence model, .ts, .csv or "
+            ".npy files; for a point cloud model, .npy, .xyz, .pts, .off or .ply files."
+        ),
+    ],
+    top_k: Annotated[
+        int,
+        typer.Option(
+            "--top-k", min=1, help="How many classes to list per prediction (image, row or sequence)."
+        ),
+    ] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print the predictions as JSON.")] = False,
     csv_out: Annotated[
         Path | None,
@@ -393,22 +409,23 @@ def predict(
 ) -> None:
     """Predict with a trained bundle (the preprocessing of training's evaluation is applied).
 
-    An image model classifies images (or gives a value per image); a table model reads the rows of
+    An image model classifies each image (or gives it a value); a table model reads the rows of
     CSV/TSV/Parquet files and gives one prediction per row; a sequence model reads every series of
-    .ts files, a CSV of one sequence or .npy arrays and gives one prediction per sequence. With
+    .ts files, a CSV of one sequence or .npy arrays and gives one prediction per sequence; a point cloud
+    model gives one per cloud. BUNDLE may be the bundle zip downloaded from the web UI. With
     --server URL, BUNDLE is the id of a model on that server, and the files are predicted there.
     """
     rows: list[tuple[Path, Prediction]] | list[tuple[Path, RemotePrediction]]
     if server is None:
-        opened = _open(Path(bundle))
+        opened = _open(Path(bundle), zipped=True)
         if opened.input_type.predicts_from == "rows":
-            _predict_table_files(opened, images, top_k, as_json, csv_out)
+            _predict_table_files(opened, files, top_k, as_json, csv_out)
             return
         if opened.input_type.sample_files:
-            _predict_sample_files(opened, images, top_k, as_json, csv_out)
+            _predict_sample_files(opened, files, top_k, as_json, csv_out)
             return
         if not opened.task.ranks_classes:
-            _predict_image_values(opened, _expand(images), as_json, csv_out)
+            _predict_image_values(opened, _expand(files), as_json, csv_out)
             return
     if server is not None:
         from dragdl.cli_remote import (
@@ -418,24 +435,24 @@ def predict(
             predict_values_remote,
         )
 
-        remote = predict_rows_remote(server, bundle, images, top_k)
+        remote = predict_rows_remote(server, bundle, files, top_k)
         if remote is not None:  # a table model: the rows of the files, predicted on the server
             _show_rows(*remote, as_json, csv_out)
             return
-        samples = predict_samples_remote(server, bundle, images, top_k)
+        samples = predict_samples_remote(server, bundle, files, top_k)
         if samples is not None:  # files of samples (sequences): an answer per sample
             show_samples(*samples, as_json, csv_out)
             return
-        files = _expand(images)
-        values = predict_values_remote(server, bundle, files)
+        expanded = _expand(files)
+        values = predict_values_remote(server, bundle, expanded)
         if values is not None:  # a regression model of images: a value per image
             _show_image_values(*values, as_json, csv_out)
             return
-        name, classes, rows = predict_remote(server, bundle, files, top_k)
+        name, classes, rows = predict_remote(server, bundle, expanded, top_k)
     else:
-        opened = _open(Path(bundle))
-        files = _expand(images)
-        rows = list(_predict_all(opened, files, top_k))
+        opened = _open(Path(bundle), zipped=True)
+        expanded = _expand(files)
+        rows = list(_predict_all(opened, expanded, top_k))
         name, classes = opened.manifest.name, opened.classes
     if csv_out is not None:
         _write_csv(csv_out, classes, rows)
@@ -445,7 +462,7 @@ def predict(
         console.print(f"wrote {len(rows)} prediction(s) to {escape(str(csv_out))}", highlight=False)
     else:
         console.print(_table(name, rows, top_k))
-    if len(rows) < len(files):
+    if len(rows) < len(expanded):
         raise typer.Exit(EXIT_FAILED)
 
 
