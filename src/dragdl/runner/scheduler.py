@@ -401,9 +401,9 @@ class Scheduler(Runner):
         worker's end: after its node is removed the call's answer can hang, and so can a kill's. A
         worker whose node is no longer in the cluster, or that was killed `stop_timeout_s` ago, has
         ended, whatever Ray says later."""
-        if attempt.node_id is not None and self._nodes is not None:
-            if all(node.id != attempt.node_id for node in self._nodes):
-                return [(attempt.handle, "died", "its node left the cluster")]
+        nodes = self._nodes
+        if attempt.node_id is not None and nodes is not None and all(n.id != attempt.node_id for n in nodes):
+            return [(attempt.handle, "died", "its node left the cluster")]
         if attempt.killed_at is not None and time.monotonic() - attempt.killed_at > self.stop_timeout_s:
             return [(attempt.handle, "died", "the killed worker did not report its end")]
         return []
