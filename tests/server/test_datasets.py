@@ -386,3 +386,17 @@ def test_an_uploaded_table_validates_in_a_graph_with_its_columns(
     other = other_client.post("/api/graphs/validate", json=graph).json()
     assert not other["ok"]
     assert [(e["node_id"], e["field"]) for e in other["errors"]] == [("data", "dataset_id")]
+
+
+def test_a_table_whose_name_is_no_file_name_is_still_a_table(user_client: TestClient) -> None:
+    """A lone table's name is not its data: one too long or hidden to be a file name is offered to the
+    input types under a stand-in, and its messages keep the uploader's name."""
+    long_name = "x" * 230 + ".csv"
+    body = created(upload(user_client, [(long_name, b"a,b\n1,2\n3,4\n")]))
+    assert (body["kind"], body["count"]) == ("table", 2)
+    assert body["name"] == long_name[:200]
+    refused = upload(user_client, [(".hidden.csv", b"a,b\n\x00\x01,3\n")])
+    assert (
+        refused.status_code == 400
+        and refused.json()["detail"] == ".hidden.csv: not a text table (it holds binary data)"
+    )

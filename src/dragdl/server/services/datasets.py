@@ -250,7 +250,12 @@ def _ingest_claimed(
         info = pool.run(describe_claimed, claimed, root)
     except DatasetError as exc:
         status = _STATUS.get(exc.code, 400)
-        raise UploadError(_relative(exc.message, directory, root, files), status) from None
+        message = exc.message
+        for stand_in, name in claimed.renamed.items():
+            message = message.replace(stand_in, name)
+        raise UploadError(_relative(message, directory, root, files), status) from None
+    if info.get("file") in claimed.renamed:  # the uploader's name for a file offered as a stand-in
+        info["file"] = claimed.renamed[info["file"]]
     # The file the reader takes, when not the folder (an image listing's CSV).
     reader_file = info.pop("reader_file", None)
     reader_path = root / reader_file if isinstance(reader_file, str) else root

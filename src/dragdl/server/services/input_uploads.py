@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,8 @@ class Claimed:
     input_type: InputType
     options: Mapping[str, str] = field(default_factory=dict)
     """The upload form's other fields, as sent (a recording's label_column, window and stride)."""
+    renamed: Mapping[str, str] = field(default_factory=dict)
+    """Files offered under a stand-in name, by that name: the uploader's name (not usable as a file)."""
 
 
 def claim(root: Path, options: Mapping[str, str] | None = None, loose: bool = False) -> Claimed | None:
@@ -65,24 +67,30 @@ def claim_loose(
 ) -> Claimed | None:
     """Offer loose files (no archive) to the input types under their own names; the one that claims
     them gets them as `root`. None, with nothing changed, when no type does or a name is unusable
-    as a file name (the image path then reports it)."""
+    as a file name (the image path then reports it), except for a file sent alone, which is offered
+    as `upload<suffix>` (a table's name is not its data; `Claimed.renamed` gives its own back)."""
     names = [received.filename for received in files]
+    renamed: dict[str, str] = {}
+    if len(files) == 1 and not _usable(names[0]):
+        suffix = Path(names[0]).suffix.lower()
+        stand_in = f"upload{suffix if suffix[1:].isalnum() and len(suffix) <= 16 else ''}"
+        renamed, names = {stand_in: names[0]}, [stand_in]
     if len(set(names)) != len(names) or not all(_usable(name) for name in names):
         return None
     offered = directory / "offered"
     offered.mkdir()
-    for received in files:
+    for received, name in zip(files, names, strict=True):
         try:
-            os.link(received.path, offered / received.filename)
+            os.link(received.path, offered / name)
         except OSError:  # a file system without hard links: a copy, as good if slower
-            shutil.copyfile(received.path, offered / received.filename)
+            shutil.copyfile(received.path, offered / name)
     claimed = claim(offered, options, loose=True)
     if claimed is None:
         shutil.rmtree(offered)
         return None
     os.replace(offered, root)
     shutil.rmtree(directory / "incoming", ignore_errors=True)
-    return claimed
+    return replace(claimed, renamed=renamed)
 
 
 def describe_claimed(claimed: Claimed, root: Path) -> dict[str, Any]:
