@@ -205,3 +205,25 @@ def test_the_sdk_and_dragdl_predict_server_answer_per_sample(
     body = json.loads(result.stdout)
     assert [(b["file"], b["sample"]) for b in body] == [(str(ts), i) for i in range(1, 6)]
     assert [b["label"] for b in body] == [p.answer["label"] for p in answered.predictions]
+
+
+def test_a_script_that_cannot_be_written_is_a_422_with_the_graphs_problems(
+    user_client: TestClient, model_id: str, settings: Settings
+) -> None:
+    """A model trained on an uploaded sequence set has no training script; the refusal carries each
+    problem's code and node, so the web UI can say it in the reader's language where Script was
+    pressed."""
+    from .test_datasets import created, upload
+    from .test_sequence_uploads import two_class_ts
+
+    uploaded = created(upload(user_client, [("Ramps.ts", two_class_ts(24))]))
+    manifest_path = settings.artifacts_dir / "task-1" / "model.json"
+    manifest = json.loads(manifest_path.read_text())
+    data = next(node for node in manifest["graph"]["nodes"] if node["id"] == "data")
+    data["params"] = {"source": "uploaded", "dataset_id": uploaded["id"]}
+    manifest_path.write_text(json.dumps(manifest))
+    answer = user_client.get(f"/api/models/{model_id}/download", params={"format": "script"})
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["detail"]
+    assert detail["message"] == "cannot write the training script"
+    assert [(e["code"], e["node_id"]) for e in detail["errors"]] == [("codegen_unsupported", "data")]

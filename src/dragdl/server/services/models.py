@@ -163,6 +163,9 @@ def manifest(settings: Settings, row: Model) -> dict[str, Any]:
     return data
 
 
+SCRIPT_REFUSED = "cannot write the training script"
+
+
 def training_script(db: Session, settings: Settings, row: Model) -> str:
     """The standalone training script of the model's graph; the owner's uploaded datasets are read
     by path."""
@@ -179,17 +182,19 @@ def training_script(db: Session, settings: Settings, row: Model) -> str:
         raise ModelFilesError(hide_paths(exc.message, folder)) from None
     owner = db.get(User, row.owner_id)
     assert owner is not None  # the foreign key deletes models with their owner
+    from dragdl.server.services.graphs import GraphRejected
+
+    # The graph's problems answered as every graph refusal is (GraphRejected: a 422 listing each
+    # problem's code and node), so the web UI words them in the reader's language.
     refused = check_graph_policy(manifest.graph, owner)
     if refused:  # trained under an older policy, or by an administrator since demoted
-        problems = "; ".join(error.describe() for error in refused)
-        raise ModelFilesError(f"cannot write the training script: {problems}", 422)
+        raise GraphRejected(SCRIPT_REFUSED, list(refused))
     ctx = data_context_for(db, settings, owner)
     try:
         # The script trains in what the run chose for its "auto" precision and memory format.
         return generate_script(inline_uploaded(manifest.graph, ctx), ctx, fast_path=manifest.trained_with)
     except GraphInvalid as exc:
-        problems = "; ".join(error.describe() for error in exc.errors)
-        raise ModelFilesError(f"cannot write the training script: {problems}", 422) from None
+        raise GraphRejected(SCRIPT_REFUSED, list(exc.errors)) from None
     except NotImplementedError as exc:  # a graph the generator does not write yet (tables, regression)
         raise ModelFilesError(f"cannot write the training script: {exc}", 422) from None
 
