@@ -480,6 +480,7 @@ const en = {
     notFound: 'Not found: it may have been deleted, or it belongs to another account.',
     tooLarge: 'Too large: the limit is {{limit}}.',
     tooLargeNoLimit: 'Too large for the server.',
+    tooLargeDetail: 'Too large: {{detail}}',
     overQuota:
       'This does not fit in your storage quota of {{limit}}: delete what you no longer need, or ask an administrator for a larger quota.',
     tooMany: 'Too many attempts: try again in {{seconds}} s.',

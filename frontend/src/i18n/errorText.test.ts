@@ -42,6 +42,17 @@ describe('API errors in the reader’s language', () => {
     );
   });
 
+  it('show a 413 that names the file and line, and the generic text only for one without a sentence', async () => {
+    const reason = 'huge.ts, line 3: 10,000,000,000 time steps per sequence is over the limit of 100,000';
+    await i18n.changeLanguage('en');
+    expect(errorText(refused(413, reason), 'upload')).toBe(`Too large: ${reason}`);
+    const bare = new ApiError(413, 'HTTP 413', '<html>413 Request Entity Too Large</html>');
+    expect(errorText(bare, 'upload')).toBe('Too large for the server.');
+    await i18n.changeLanguage('zh');
+    expect(errorText(refused(413, reason), 'upload')).toBe(`太大：${reason}`);
+    expect(errorText(bare, 'upload')).toBe('太大，超出了服务器的上限。');
+  });
+
   it('keep an upload refusal’s reason, which names the file, after a translated lead', async () => {
     const reason = "zip member '../../evil/a.png' points outside the archive";
     await i18n.changeLanguage('zh');

@@ -15,6 +15,12 @@ function limitOf(detail: string): { kind: 'limit' | 'quota'; bytes: number } | n
   return match ? { kind: match[1] as 'limit' | 'quota', bytes: Number(match[2]) } : null;
 }
 
+/** Whether the server sent a sentence of its own (`{detail: "..."}`), not a proxy's page or nothing. */
+function ownDetail(reason: ApiError): boolean {
+  const body = reason.body as { detail?: unknown } | null;
+  return typeof body === 'object' && body !== null && typeof body.detail === 'string' && body.detail.trim() !== '';
+}
+
 /**
  * The server words its errors in English for the API's users; the UI words the common ones from
  * the HTTP status in its own language, and shows the others' detail behind a translated lead.
@@ -28,7 +34,8 @@ export function errorText(reason: unknown, t: TFunction, context: ErrorContext =
   if (status === 404) return t('apiError.notFound');
   if (status === 413) {
     const limit = limitOf(detail);
-    if (!limit) return t('apiError.tooLargeNoLimit');
+    // A limit other than bytes (a .ts header's steps, a CSV's lines) names the file and line: shown.
+    if (!limit) return ownDetail(reason) ? t('apiError.tooLargeDetail', { detail }) : t('apiError.tooLargeNoLimit');
     return t(limit.kind === 'quota' ? 'apiError.overQuota' : 'apiError.tooLarge', { limit: formatBytes(limit.bytes) });
   }
   if (status === 429) {

@@ -470,6 +470,7 @@ const zh: Messages = {
     notFound: '未找到：它可能已被删除，或属于另一个账户。',
     tooLarge: '太大：上限为 {{limit}}。',
     tooLargeNoLimit: '太大，超出了服务器的上限。',
+    tooLargeDetail: '太大：{{detail}}',
     overQuota: '超出了你的存储配额 {{limit}}：请删除不再需要的内容，或请管理员提高配额。',
     tooMany: '尝试次数过多：请在 {{seconds}} 秒后重试。',
     tooManyNoWait: '尝试次数过多：请稍后重试。',
