@@ -15,7 +15,7 @@ import { EditorDialogs, type Dialog } from './EditorDialogs';
 import { nodeTitle } from './logic/connection';
 import type { LayoutView } from './logic/layout';
 import { searchedCount } from './logic/search';
-import { preparationFor, type Preparation } from './logic/tablePrep';
+import { preparationFor, stepList, type Preparation } from './logic/tablePrep';
 import type { EditorEdge, EditorNode } from './logic/types';
 import { Palette } from './panels/Palette';
 import { ProblemsPanel } from './panels/ProblemsPanel';
@@ -32,7 +32,7 @@ import { useTrain } from './useTrain';
 import { groupErrors, useValidation } from './useValidation';
 
 function Editor({ catalog }: { catalog: CatalogIndex }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const notify = useNotify();
   const flow = useReactFlow<EditorNode, EditorEdge>();
   const [initial] = useState(() => loadDraft() ?? EMPTY_GRAPH);
@@ -125,7 +125,10 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
   const preparation = useMemo(() => {
     const wanted = JSON.parse(preparationKey) as Preparation | null;
     if (!wanted) return null;
-    const steps = wanted.types.map((type) => catalog.byType.get(type)?.title ?? type).join(', ');
+    const steps = stepList(
+      wanted.types.map((type) => catalog.byType.get(type)?.title ?? type),
+      i18n.language,
+    );
     const onApply = () => {
       const step = `prepare-${Date.now()}`;
       const added = prepareTable(wanted, step);
@@ -137,7 +140,7 @@ function Editor({ catalog }: { catalog: CatalogIndex }) {
       });
     };
     return { steps, onApply };
-  }, [preparationKey, catalog, prepareTable, layoutSoon, notify, t, titleOf]);
+  }, [preparationKey, catalog, prepareTable, layoutSoon, notify, t, i18n.language, titleOf]);
 
   const save = () => {
     if (!server.saving) doc.save().catch(() => undefined);

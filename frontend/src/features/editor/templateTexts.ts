@@ -1,5 +1,7 @@
 // The shipped templates' names and descriptions in Chinese, by template id. The server sends them in
 // English (from src/dragdl/examples), which is also the fallback for a template without an entry here.
+import type { GraphSpec } from '../../api/types';
+
 export const templateTextsZh: Record<string, { name: string; description: string }> = {
   augmented_cnn: {
     name: '带数据增强的数字卷积网络',
@@ -65,3 +67,20 @@ export const templateTextsZh: Record<string, { name: string; description: string
       '离线微调：8x8 的数字图像放大到 64x64 后送入从 ImageNet 权重开始的 EfficientNet-Lite0，整个网络都参与学习：新的输出头用设定的学习率，预训练主干用它的一半，使特征得到调整而不被覆盖。在 CPU 上三轮需要几分钟。',
   },
 };
+
+type Translate = (key: string, options: { defaultValue: string }) => string;
+
+/**
+ * A template's graph as it opens in the editor: named and described in the reader's language (the
+ * Chinese editor showed a translated name above the English description).
+ */
+export function localizedTemplate(
+  template: { id: string; name: string; description: string; graph: GraphSpec },
+  t: Translate,
+): GraphSpec {
+  return {
+    ...template.graph,
+    name: t(`templateText.${template.id}.name`, { defaultValue: template.name }),
+    description: t(`templateText.${template.id}.description`, { defaultValue: template.description }),
+  };
+}

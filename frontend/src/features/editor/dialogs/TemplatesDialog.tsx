@@ -4,6 +4,7 @@ import { fetchTemplates, type GraphTemplate } from '../../../api/graphs';
 import type { GraphSpec } from '../../../api/types';
 import { Modal } from '../../../ui/Modal';
 import { errorText } from '../../../i18n/errorText';
+import { localizedTemplate } from '../templateTexts';
 
 export function TemplatesDialog({ onClose, onOpen }: { onClose: () => void; onOpen: (graph: GraphSpec) => void }) {
   const { t } = useTranslation();
@@ -36,19 +37,15 @@ export function TemplatesDialog({ onClose, onOpen }: { onClose: () => void; onOp
           <p className="props__muted">{t('templates.replace')}</p>
           <ul className="templates">
             {templates.map((template) => {
-              const name = t(`templateText.${template.id}.name`, { defaultValue: template.name });
+              const graph = localizedTemplate(template, t);
               return (
                 <li key={template.id} className="templates__card">
                   {/* Shipped templates are worded in the UI's language where a translation exists. */}
-                  <h3>{name}</h3>
-                  <p>{t(`templateText.${template.id}.description`, { defaultValue: template.description })}</p>
+                  <h3>{graph.name}</h3>
+                  <p>{graph.description}</p>
                   <div className="templates__foot">
                     <span className="pill">{t('templates.nodes', { count: template.graph.nodes.length })}</span>
-                    <button
-                      type="button"
-                      className="btn btn--primary"
-                      onClick={() => onOpen({ ...template.graph, name })}
-                    >
+                    <button type="button" className="btn btn--primary" onClick={() => onOpen(graph)}>
                       {t('templates.open')}
                     </button>
                   </div>

@@ -4,7 +4,7 @@ import { indexCatalog } from '../../catalog/catalogIndex';
 import { ENTRIES, TASK_KINDS } from '../../../test/fixtures';
 import { makeNode } from './convert';
 import { edgeUnder, insertIntoEdge } from './insertNode';
-import { applyPreparation, preparationFor, targetChoices } from './tablePrep';
+import { applyPreparation, preparationFor, stepList, targetChoices } from './tablePrep';
 import type { EditorEdge } from './types';
 
 const port = (name: string, types: string[]): PortSpec => ({ name, types, multiple: false, label: name });
@@ -188,5 +188,13 @@ describe('a node dropped on an edge', () => {
     // An image operator on a table edge.
     expect(insertIntoEdge(['resize'], edges[0]!, nodes, edges, TABLE_CATALOG)).toBeNull();
     expect(edgeUnder({ x: 200, y: 400, width: 180, height: 110 }, 'impute', nodes, edges)).toBeNull();
+  });
+});
+
+describe('stepList', () => {
+  it('lists the inserted operators as each language writes a list', () => {
+    expect(stepList(['Fill missing values', 'One-hot'], 'en')).toBe('Fill missing values and One-hot');
+    expect(stepList(['填充缺失值', '独热编码'], 'zh')).toBe('填充缺失值和独热编码');
+    expect(stepList(['A', 'B', 'C'], 'en')).toBe('A, B, and C');
   });
 });

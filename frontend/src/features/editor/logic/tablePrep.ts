@@ -22,6 +22,12 @@ export function targetChoices(dataset: DatasetSummary | null | undefined, curren
   return names;
 }
 
+/** The titles of the operators a preparation inserts, as a list in the reader's language:
+ * 'Fill missing values and One-hot', '填充缺失值和独热编码' (a comma list read as English in Chinese). */
+export function stepList(titles: readonly string[], language: string): string {
+  return new Intl.ListFormat(language === 'zh' ? 'zh-CN' : 'en', { type: 'conjunction' }).format(titles);
+}
+
 /** The operators, in pipeline order, each preparing what an error code asks for. */
 const PREPARATION: { type: string; code: string | null }[] = [
   { type: 'op.Impute', code: 'missing_values' },
