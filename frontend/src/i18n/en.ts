@@ -86,7 +86,6 @@ const en = {
     title: 'Train this graph',
     summary_one: '{{count}} node',
     summary_other: '{{count}} nodes',
-    dataset: '{{images}} images · {{classes}} classes',
     datasetTable: '{{rows}} rows · {{columns}} columns',
     name: 'Task name',
     epochs: 'Epochs',

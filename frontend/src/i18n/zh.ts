@@ -87,7 +87,6 @@ const zh: Messages = {
     title: '训练这个图',
     summary_one: '{{count}} 个节点',
     summary_other: '{{count}} 个节点',
-    dataset: '{{images}} 张图像 · {{classes}} 个类别',
     datasetTable: '{{rows}} 行 · {{columns}} 列',
     name: '任务名称',
     epochs: '训练轮数（epochs）',

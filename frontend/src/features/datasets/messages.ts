@@ -21,7 +21,7 @@ const en = {
     send: 'Upload',
     progress: 'Upload progress',
     sent: '{{loaded}} of {{total}} sent ({{percent}}%)',
-    processing: 'Uploaded; the server is unpacking and checking the images…',
+    processing: 'Uploaded; the server is unpacking and checking the files…',
     cancelled: 'The upload was cancelled.',
     uploaded: 'Uploaded “{{name}}” ({{counted}})',
     recording: {
@@ -114,7 +114,7 @@ const zh: Widen<typeof en> = {
     send: '上传',
     progress: '上传进度',
     sent: '已发送 {{loaded}} / {{total}}（{{percent}}%）',
-    processing: '已上传；服务器正在解包并检查图像…',
+    processing: '已上传；服务器正在解包并检查文件…',
     cancelled: '上传已取消。',
     uploaded: '已上传“{{name}}”（{{counted}}）',
     recording: {

@@ -4,7 +4,8 @@ import type { Widen } from '../tasks/messages';
 
 const en = {
   inputs: {
-    sequenceFacts: '{{steps}} steps × {{features}} features',
+    sequenceFacts_one: '{{steps}} steps × {{features}} feature',
+    sequenceFacts_other: '{{steps}} steps × {{features}} features',
     sequenceSummary_one: '{{samples}} sequence · {{classes}} classes · {{shape}}',
     sequenceSummary_other: '{{samples}} sequences · {{classes}} classes · {{shape}}',
     sequenceValuesSummary_one: '{{samples}} sequence · {{shape}}',
@@ -23,8 +24,6 @@ const en = {
     countedSequences_other: '{{samples}} sequences',
     countedSamples_one: '{{samples}} sample',
     countedSamples_other: '{{samples}} samples',
-    sequenceNote_one: '{{samples}} sequence · {{steps}} steps × {{features}} features',
-    sequenceNote_other: '{{samples}} sequences · {{steps}} steps × {{features}} features',
     genericFacts_one: '{{count}} class',
     genericFacts_other: '{{count}} classes',
     samples: 'Samples',
@@ -46,7 +45,8 @@ const en = {
     plotNote:
       'A few series of each class: {{shown}} of {{features}} features, at most {{points}} points each (longer series are sampled at evenly spaced steps).',
     // Prediction
-    sequenceMeta: '{{kind}} · sequences of {{features}} values per step · trained {{created}}',
+    sequenceMeta_one: '{{kind}} · sequences of {{features}} value per step · trained {{created}}',
+    sequenceMeta_other: '{{kind}} · sequences of {{features}} values per step · trained {{created}}',
     sequenceUpload: 'Sequence files',
     sequenceHint: 'Drop a .ts, .csv or .npy file here, or',
     chooseSequences: 'Choose a file',
@@ -60,6 +60,9 @@ const en = {
     predicting: 'Predicting…',
     answers_one: '{{count}} sequence',
     answers_other: '{{count}} sequences',
+    files_one: '{{count}} file',
+    files_other: '{{count}} files',
+    noSequences: 'Upload a .ts, .csv or .npy file to see what the model predicts for each of its sequences.',
     fileMeta: '{{kind}} · trained {{created}}',
     fileUpload: 'Files',
     fileHint: 'Drop files here, or',
@@ -71,7 +74,8 @@ const en = {
 
 const zh: Widen<typeof en> = {
   inputs: {
-    sequenceFacts: '{{steps}} 步 × {{features}} 个特征',
+    sequenceFacts_one: '{{steps}} 步 × {{features}} 个特征',
+    sequenceFacts_other: '{{steps}} 步 × {{features}} 个特征',
     sequenceSummary_one: '{{samples}} 个序列 · {{classes}} 个类别 · {{shape}}',
     sequenceSummary_other: '{{samples}} 个序列 · {{classes}} 个类别 · {{shape}}',
     sequenceValuesSummary_one: '{{samples}} 个序列 · {{shape}}',
@@ -90,8 +94,6 @@ const zh: Widen<typeof en> = {
     countedSequences_other: '{{samples}} 个序列',
     countedSamples_one: '{{samples}} 个样本',
     countedSamples_other: '{{samples}} 个样本',
-    sequenceNote_one: '{{samples}} 个序列 · {{steps}} 步 × {{features}} 个特征',
-    sequenceNote_other: '{{samples}} 个序列 · {{steps}} 步 × {{features}} 个特征',
     genericFacts_one: '{{count}} 个类别',
     genericFacts_other: '{{count}} 个类别',
     samples: '样本数',
@@ -112,7 +114,8 @@ const zh: Widen<typeof en> = {
     plotLabel_other: '{{name}} 的 {{count}} 条样例序列的折线图',
     plotNote:
       '每个类别的几条序列：显示 {{features}} 个特征中的 {{shown}} 个，每条最多 {{points}} 个点（更长的序列按等间隔取样）。',
-    sequenceMeta: '{{kind}} · 每步 {{features}} 个值的序列 · 训练于 {{created}}',
+    sequenceMeta_one: '{{kind}} · 每步 {{features}} 个值的序列 · 训练于 {{created}}',
+    sequenceMeta_other: '{{kind}} · 每步 {{features}} 个值的序列 · 训练于 {{created}}',
     sequenceUpload: '序列文件',
     sequenceHint: '将 .ts、.csv 或 .npy 文件拖放到此处，或',
     chooseSequences: '选择文件',
@@ -126,6 +129,9 @@ const zh: Widen<typeof en> = {
     predicting: '预测中…',
     answers_one: '{{count}} 个序列',
     answers_other: '{{count}} 个序列',
+    files_one: '{{count}} 个文件',
+    files_other: '{{count}} 个文件',
+    noSequences: '上传 .ts、.csv 或 .npy 文件，查看模型对其中每个序列的预测。',
     fileMeta: '{{kind}} · 训练于 {{created}}',
     fileUpload: '文件',
     fileHint: '将文件拖放到此处，或',

@@ -9,7 +9,9 @@ import {
   datasetFacts,
   datasetInputType,
   countedSamples,
+  countedWithClasses,
   countTitle,
+  datasetNote,
   datasetSummary,
   edgeLabel,
   GenericPredict,
@@ -104,6 +106,31 @@ describe('the input type registry', () => {
       { index: 1, name: 'b', count: 1 },
     ];
     expect(datasetFacts(dataset({ classes }), 'points', t, 'en')).toBe('2 classes');
+    const univariate = { ...sequence, features: 1, length: { min: 50, max: 50, mean: 50 } };
+    expect(datasetFacts(dataset({ sequence: univariate }), 'sequence', t, 'en')).toBe('50 steps × 1 feature');
+    expect(datasetNote(dataset({ sequence: univariate, count: 1 }), 'sequence', t, 'en')).toBe(
+      '1 sequence · 50 steps × 1 feature',
+    );
+    expect(datasetNote(dataset({ sequence }), 'sequence', await translator('zh'), 'zh')).toBe(
+      '120 个序列 · 20–40 步 × 3 个特征',
+    );
+  });
+
+  it('counts a validated dataset’s samples by its type for the Train dialog', async () => {
+    const t = { en: await translator('en'), zh: await translator('zh') };
+    const summary = (extra: Partial<DatasetSummary>): DatasetSummary => ({
+      classes: ['sine', 'square', 'saw'],
+      count: 1500,
+      channels: 0,
+      size: null,
+      ...extra,
+    });
+    expect(countedWithClasses(summary({ input_type: 'sequence' }), t.en, 'en')).toBe('1,500 sequences · 3 classes');
+    expect(countedWithClasses(summary({ input_type: 'sequence' }), t.zh, 'zh')).toBe('1,500 个序列 · 3 个类别');
+    expect(countedWithClasses(summary({ input_type: 'images', count: 5000 }), t.zh, 'zh')).toBe(
+      '5,000 张图像 · 3 个类别',
+    );
+    expect(countedWithClasses(summary({ input_type: 'sequence', classes: [] }), t.en, 'en')).toBe('1,500 sequences');
   });
 
   it('words what validation read of a dataset by its input type, in both languages', async () => {

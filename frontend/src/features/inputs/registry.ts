@@ -77,11 +77,10 @@ export const INPUT_VIEWS: Readonly<Record<string, InputView>> = {
     },
     facts: (dataset, t) => t('inputs.sequenceFacts', sequenceFacts(dataset)),
     note: (dataset, t, language) =>
-      t('inputs.sequenceNote', {
-        count: dataset.count,
-        samples: count(language, dataset.count),
-        ...sequenceFacts(dataset),
-      }),
+      `${t('inputs.countedSequences', { count: dataset.count, samples: count(language, dataset.count) })} · ${t(
+        'inputs.sequenceFacts',
+        sequenceFacts(dataset),
+      )}`,
     summary: (dataset, t, language) => {
       const [steps, features] = dataset.shape ?? [];
       const shape = t('inputs.sequenceShape', { count: features ?? 2, steps: steps ?? '?', features: features ?? '?' });
@@ -167,6 +166,15 @@ export function datasetSummary(dataset: DatasetSummary, t: TFunction, language: 
   });
 }
 
+/** A validated dataset's samples and classes, as its type counts them ("1,500 sequences · 3 classes"). */
+export function countedWithClasses(dataset: DatasetSummary, t: TFunction, language: string): string {
+  // Older servers name no type: their summaries are of images or (with columns) tables.
+  const type = dataset.input_type || (dataset.columns ? 'table' : 'images');
+  const samples = countedSamples(type, dataset.count, t, language);
+  const classes = dataset.classes.length;
+  return classes ? `${samples} · ${t('inputs.genericFacts', { count: classes })}` : samples;
+}
+
 /** The dataset picker's note for a chosen dataset. */
 export function datasetNote(dataset: DatasetPublic, type: string, t: TFunction, language: string): string {
   const own = inputView(type).note;
@@ -174,11 +182,12 @@ export function datasetNote(dataset: DatasetPublic, type: string, t: TFunction, 
 }
 
 /** A sequence set's steps (a range when lengths vary) and features, as its upload's description says. */
-function sequenceFacts(dataset: DatasetPublic): { steps: string; features: number | string } {
+function sequenceFacts(dataset: DatasetPublic): { steps: string; features: number | string; count: number } {
   const described = (dataset as { sequence?: SequenceSummary | null }).sequence;
   const length = described?.length;
   const steps = !length ? '?' : length.min === length.max ? String(length.min) : `${length.min}–${length.max}`;
-  return { steps, features: described?.features ?? '?' };
+  // `count` picks the plural of 'feature' (an unknown count reads as several).
+  return { steps, features: described?.features ?? '?', count: described?.features ?? 2 };
 }
 
 /** What an uploaded sequence set's description says of its series (server: inputs/sequence_upload.py). */

@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { DatasetSummary } from '../../../api/types';
 import { Modal } from '../../../ui/Modal';
 import { errorText } from '../../../i18n/errorText';
+import { countedWithClasses } from '../../inputs/registry';
 
 export type TrainStep = 'saving' | 'submitting';
 
@@ -86,11 +87,7 @@ export function TrainDialog({
                     rows: dataset.count.toLocaleString(i18n.language),
                     columns: dataset.columns.length,
                   })
-                : t('train.dataset', {
-                    count: dataset.count,
-                    images: dataset.count.toLocaleString(i18n.language),
-                    classes: dataset.classes.length,
-                  })
+                : countedWithClasses(dataset, t, i18n.language)
             }`}
         </p>
         <div className="field">

@@ -14,6 +14,7 @@ import type { PredictProps } from '../../inputs/types';
 import type { SampleAnswer } from '../api';
 import { formatValue } from '../tableForm';
 import { FileAnswerView } from './FileAnswerView';
+import { sentHeading, sequencesOf } from './sequenceCounts';
 import { useFilePredictions } from './useFilePredictions';
 import '../../inputs/inputs.css';
 
@@ -62,6 +63,7 @@ export default function SequencePredict({ model, trainedBy }: PredictProps) {
         {t('inputs.sequenceMeta', {
           kind: t(`models.kind.${model.task}`),
           features,
+          count: typeof features === 'number' ? features : 2,
           created: formatDate(model.created_at, i18n.language),
         })}
         {trainedBy}
@@ -85,10 +87,10 @@ export default function SequencePredict({ model, trainedBy }: PredictProps) {
           </div>
           {sent.length > 0 && (
             <div className="chart-card">
-              <h2>{t('models.inputs', { count: sent.length })}</h2>
+              <h2>{sentHeading(sent, t)}</h2>
               <ul className="inputs seq-inputs" aria-label={t('models.inputsLabel')}>
                 {sent.map((item) => {
-                  const count = item.answers?.length ?? item.read?.length ?? 1;
+                  const count = sequencesOf(item);
                   return Array.from({ length: count }, (_, i) => {
                     const active = current?.id === item.id && index === i;
                     const label = item.failure !== undefined ? '!' : (answerLabel(item.answers?.[i]) ?? '…');
@@ -144,7 +146,7 @@ export default function SequencePredict({ model, trainedBy }: PredictProps) {
               </div>
             </div>
           ) : (
-            <PageState kind="empty" message={t('models.noInputs')} />
+            <PageState kind="empty" message={t('inputs.noSequences')} />
           )}
         </div>
       </div>
