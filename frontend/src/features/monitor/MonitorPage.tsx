@@ -15,7 +15,7 @@ import { ConfigPanel, GraphPanel } from './GraphPanel';
 import { LogPanel } from './LogPanel';
 import { ResultsPanel } from './ResultsPanel';
 import { useCatalog } from '../catalog/CatalogProvider';
-import { bestEpoch } from './bestEpoch';
+import { bestEpoch, watchedMetric } from './bestEpoch';
 import { chartedMetrics, graphKind, headlineMetric, kindFromMetrics, resolveKind } from '../catalog/taskKind';
 import {
   bestEpochValue,
@@ -175,12 +175,11 @@ export default function MonitorPage({ taskId }: { taskId: string }) {
     headline.percent ? formatPercent(value) : formatNumber(value);
   // The runner's best_metrics keeps the highest value of every score: right for accuracy and R²,
   // which are the headline metrics (higher is better); the events are the fallback.
-  // From the events where there are any, so that the loss beside it is the same epoch's.
-  const best = bestEpoch(state, headline.key, headline.higherIsBetter);
   const bestVal =
-    best?.value ??
-    task.best_metrics[`val_${headline.key}`] ??
-    bestEpochValue(state, `val_${headline.key}`, headline.higherIsBetter);
+    bestEpochValue(state, `val_${headline.key}`, headline.higherIsBetter) ?? task.best_metrics[`val_${headline.key}`];
+  // The best epoch is the one the trainer keeps (report.json's best_epoch): by the metric the
+  // train node watches, in that metric's direction, not by the headline.
+  const best = bestEpoch(state, watchedMetric(graph, catalog, kind));
   const memory = series.peakMemory.reduce((max, [, v]) => Math.max(max, v), 0);
   const testHeadline = state.test?.[`test_${headline.key}`] ?? task.best_metrics[`test_${headline.key}`];
   // A data-parallel run's processes (null for a run in one process, which shows as before).
