@@ -139,6 +139,7 @@ def test_sequence_files_are_refused_naming_the_field(tmp_path: Path) -> None:
         generate_script(graph, ctx_for(tmp_path))
     (error,) = info.value.errors
     assert (error.code, error.node_id, error.field) == ("codegen_unsupported", "data", "source")
+    assert error.message.endswith("not sequences read from files or uploads (source 'file')"), error.message
 
 
 @pytest.mark.slow

@@ -265,8 +265,8 @@ def sequence_code(source: str, name: str) -> str:
     if source != "builtin":
         raise NodeError(
             "codegen_unsupported",
-            "only the built-in sequence sets can be exported as a script yet; sequence files (source "
-            f"{source!r}) cannot",
+            "only the built-in sequence sets can be exported as a script yet, not sequences read from "
+            f"files or uploads (source {source!r})",
             field="source",
         )
     if name == "seq-mnist":
