@@ -40,7 +40,7 @@ export function DownloadButtons({ modelId, compact = false }: { modelId: string;
       </div>
       {refused && (
         <p className="download-buttons__refusal" role="alert" data-format={refused.format}>
-          <strong>{t('models.downloadFailed', { format: t(`models.format.${refused.format}`) })}:</strong>{' '}
+          <strong>{t('models.downloadRefused', { format: t(`models.format.${refused.format}`) })}</strong>{' '}
           {downloadRefusal(refused.reason, t, i18n.language)}
         </p>
       )}

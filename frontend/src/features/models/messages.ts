@@ -35,7 +35,7 @@ const en = {
     deleted: 'Deleted “{{name}}”',
     downloads: 'Downloads',
     preparing: 'Preparing…',
-    downloadFailed: 'The {{format}} download failed',
+    downloadRefused: 'The {{format}} download failed:',
     format: {
       bundle: 'Bundle',
       onnx: 'ONNX',
@@ -165,7 +165,7 @@ const zh: Widen<typeof en> = {
     deleted: '已删除“{{name}}”',
     downloads: '下载',
     preparing: '准备中…',
-    downloadFailed: '{{format}} 下载失败',
+    downloadRefused: '{{format}}下载失败：',
     format: {
       bundle: '模型包',
       onnx: 'ONNX',
