@@ -9,6 +9,7 @@ import {
   parallelOption,
   searchAxes,
 } from './charts';
+import { labelWidth } from '../monitor/chartOptions';
 
 const trial = (number: number, state: Trial['state'], value: number | null, over: Partial<Trial> = {}): Trial => ({
   number,
@@ -104,6 +105,22 @@ describe('parallelOption', () => {
     ]);
     expect(option.series.map((series) => series.name)).toEqual(['complete', 'pruned']);
     expect(option.series[0]!.data).toEqual([{ name: '#1', value: [0.001, 'adam', 0.9] }]);
+  });
+
+  it('leaves room beside the outer axes for their names, centred over them', () => {
+    // The review's sweep showed "essor-1 · Learning rate": the name was wider than the margin.
+    const name = 'regressor-1 · Learning rate';
+    const objective = 'Validation mean absolute error';
+    const option = parallelOption(detail([trial(0, 'COMPLETE', 0.9)]), {
+      objective,
+      state: (state) => state,
+      param: (key) => (key === 'train.lr' ? name : key),
+    });
+    expect(option.parallel.left).toBeGreaterThanOrEqual(labelWidth(name, 11) / 2);
+    expect(option.parallel.right).toBeGreaterThanOrEqual(labelWidth(objective, 11) / 2);
+    // Short names keep the usual margins.
+    const short = parallelOption(detail([trial(0, 'COMPLETE', 0.9)]), { objective: 'MAE', state: (s) => s });
+    expect([short.parallel.left, short.parallel.right]).toEqual([48, 96]);
   });
 });
 

@@ -1,5 +1,6 @@
 // What the sweep page draws, as pure data and ECharts options (checked without a canvas): the
 // parallel coordinates of the trials, the best-so-far curve and the params' importance.
+import { labelWidth } from '../monitor/chartOptions';
 import { parseServerTime } from '../tasks/format';
 import type { SweepDetail, Trial } from './api';
 
@@ -89,14 +90,15 @@ export function parallelOption(detail: SweepDetail, labels: ParallelLabels) {
   const axes = searchAxes(detail.search);
   const percent = isPercentObjective(detail.objective);
   const trials = detail.trial_list.filter((trial) => trial.value !== null);
+  const names = axes.map((axis) => (labels.param ? labels.param(axis.key) : axis.key));
   const parallelAxis = [
     ...axes.map((axis, dim) => ({
       dim,
-      name: labels.param ? labels.param(axis.key) : axis.key,
+      name: names[dim],
       type: axis.kind === 'category' ? 'category' : axis.log ? 'log' : 'value',
       data: axis.values,
       scale: axis.kind === 'number',
-      nameTextStyle: { color: '#344054', fontSize: 11 },
+      nameTextStyle: { color: '#344054', fontSize: NAME_FONT_SIZE },
       axisLabel: { ...AXIS_LABEL, formatter: axis.kind === 'number' ? (v: number) => formatParam(v) : undefined },
     })),
     {
@@ -107,7 +109,7 @@ export function parallelOption(detail: SweepDetail, labels: ParallelLabels) {
       // A share stays within 0..100%, a little wider than the values (all alike: ECharts alone
       // would open the axis from 40% to 160%).
       ...(percent ? { min: shareFloor, max: shareCeil } : {}),
-      nameTextStyle: { color: '#344054', fontSize: 11, fontWeight: 'bold' },
+      nameTextStyle: { color: '#344054', fontSize: NAME_FONT_SIZE, fontWeight: 'bold' },
       axisLabel: { ...AXIS_LABEL, formatter: (v: number) => formatObjective(v, percent) },
     },
   ];
@@ -131,11 +133,22 @@ export function parallelOption(detail: SweepDetail, labels: ParallelLabels) {
   return {
     animation: false,
     legend: { bottom: 0, left: 'center', textStyle: { color: '#475467', fontSize: 11 } },
-    parallel: { left: 48, right: 96, top: 36, bottom: 48 },
+    // An axis name is centred over its axis: the outer axes get half their name's width beside
+    // them, or "regressor-1 · Learning rate" is cut to "essor-1 · Learning rate".
+    parallel: {
+      left: Math.max(48, halfName(names[0] ?? labels.objective) + 8),
+      right: Math.max(96, halfName(labels.objective) + 8),
+      top: 36,
+      bottom: 48,
+    },
     parallelAxis,
     series,
   };
 }
+
+const NAME_FONT_SIZE = 11;
+/** Half an axis name's drawn width (bold for the objective: a little wider than measured). */
+const halfName = (name: string) => Math.ceil((labelWidth(name, NAME_FONT_SIZE) * 1.08) / 2);
 
 const shareFloor = ({ min }: { min: number }) => Math.max(0, Math.floor((min - 0.02) * 20) / 20);
 const shareCeil = ({ max }: { max: number }) => Math.min(1, Math.ceil((max + 0.02) * 20) / 20);
