@@ -144,6 +144,8 @@ const en = {
     self: 'A node cannot be connected to itself.',
     cycle: '{{target}} already feeds {{source}}: this connection would make a loop.',
     type: '{{source}} outputs {{produced}}; {{target}} accepts {{accepted}}.',
+    needsLayer:
+      '{{target}} cannot learn from {{source}} directly: add a layer first (e.g. Linear (Dense)), connect {{source}} to it and it to {{target}}.',
     taken: '{{target}} takes a single input and already receives one from {{other}}. Delete that connection first.',
     duplicate: '{{source}} is already connected to {{target}}.',
     port: 'This port does not exist on the node.',

@@ -145,6 +145,8 @@ const zh: Messages = {
     self: '节点不能连接到自身。',
     cycle: '{{target}} 已经连到 {{source}}：这条连接会形成环。',
     type: '{{source}} 输出 {{produced}}；{{target}} 只接受 {{accepted}}。',
+    needsLayer:
+      '{{target}}不能直接从{{source}}学习：请先添加一个层（例如全连接层 Linear），把{{source}}连到它，再把它连到{{target}}。',
     taken: '{{target}} 只接受一个输入，且已连接 {{other}}。请先删除那条连接。',
     duplicate: '{{source}} 已经连接到 {{target}}。',
     port: '该节点没有这个端口。',

@@ -35,10 +35,28 @@ describe('checkConnection with tables', () => {
     entry('op.Standardize', [port('in', ['table'])], [port('out', ['table'])]),
     entry('op.Resize', [port('in', ['images'])], [port('out', ['images'])]),
     entry('layer.Linear', [port('in', ['images', 'table', 'tensor'])], [port('out', ['tensor'])]),
+    entry('train.Classifier', [port('in', ['tensor', 'logits'])], []),
   ]);
-  const nodes = ['dataset.table', 'dataset.builtin', 'op.Standardize', 'op.Resize', 'layer.Linear'].map((kind) =>
-    node(kind, kind),
-  );
+  const nodes = [
+    'dataset.table',
+    'dataset.builtin',
+    'op.Standardize',
+    'op.Resize',
+    'layer.Linear',
+    'train.Classifier',
+  ].map((kind) => node(kind, kind));
+
+  it('says a layer is missing when data goes straight into a train node', () => {
+    // The review wired a table to "Train classifier" and read "outputs table; accepts tensor or logits".
+    for (const source of ['dataset.table', 'op.Standardize', 'dataset.builtin']) {
+      expect(checkConnection(edge(source, 'train.Classifier'), nodes, [], tables)).toMatchObject({
+        ok: false,
+        reason: 'needsLayer',
+        values: { source, target: 'train.Classifier' },
+      });
+    }
+    expect(checkConnection(edge('layer.Linear', 'train.Classifier'), nodes, [], tables)).toEqual({ ok: true });
+  });
 
   it('accepts table edges by exact type', () => {
     expect(checkConnection(edge('dataset.table', 'op.Standardize'), nodes, [], tables)).toEqual({ ok: true });
@@ -74,7 +92,10 @@ describe('checkConnection', () => {
   });
 
   it('matches types exactly, never by substring', () => {
-    expect(checkConnection(edge('data', 'train'), NODES, [], CATALOG)).toMatchObject({ ok: false, reason: 'type' });
+    expect(checkConnection(edge('data', 'train'), NODES, [], CATALOG)).toMatchObject({
+      ok: false,
+      reason: 'needsLayer',
+    });
   });
 
   it('refuses a second edge into a single input and says where the first comes from', () => {

@@ -14,7 +14,11 @@ interface NodeLike {
   data: { kind: string; label?: string };
 }
 
-export type RefusalReason = 'self' | 'cycle' | 'type' | 'taken' | 'duplicate' | 'port';
+export type RefusalReason = 'self' | 'cycle' | 'type' | 'needsLayer' | 'taken' | 'duplicate' | 'port';
+
+/** What layers produce and train nodes take: data (images, a table, sequences) must pass a layer
+ * first, and a refusal says so instead of naming port types. */
+const NETWORK_TYPES = new Set(['tensor', 'logits']);
 
 export type ConnectionVerdict = { ok: true } | { ok: false; reason: RefusalReason; values: Record<string, string> };
 
@@ -62,7 +66,9 @@ export function checkConnection(
 
   const produced = producedType(outPort);
   if (!inPort.types.includes(produced)) {
-    return { ok: false, reason: 'type', values: { ...values, produced, accepted: inPort.types.join('|') } };
+    const needsLayer = !NETWORK_TYPES.has(produced) && inPort.types.every((type) => NETWORK_TYPES.has(type));
+    const reason = needsLayer ? 'needsLayer' : 'type';
+    return { ok: false, reason, values: { ...values, produced, accepted: inPort.types.join('|') } };
   }
   const into = edges.filter(
     (edge) => edge.target === connection.target && (edge.targetHandle ?? inPort.name) === inPort.name,
