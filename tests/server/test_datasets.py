@@ -336,6 +336,17 @@ def test_tsv_and_parquet_tables_read_as_the_same_columns(user_client: TestClient
     assert [c["kind"] for c in par["columns"]] == ["number"] * 4 + ["category"]
 
 
+def test_a_semicolon_csv_from_excel_previews_its_real_columns(user_client: TestClient) -> None:
+    """Excel's CSV in many European locales: ';'-separated, with a byte-order mark and CRLF line
+    ends. It is described by its five columns, not as one column named by the whole header line."""
+    comma = created(upload(user_client, [("iris.csv", iris_csv())]))
+    data = b"\xef\xbb\xbf" + iris_csv(";").replace(b"\n", b"\r\n")
+    body = created(upload(user_client, [("iris.csv", data)]))
+    assert body["kind"] == "table" and body["count"] == 150
+    assert body["columns"] == comma["columns"]
+    assert [c["kind"] for c in body["columns"]] == ["number"] * 4 + ["category"]
+
+
 def test_an_uploaded_table_counts_against_the_quota_and_is_private(
     user_client: TestClient, other_client: TestClient
 ) -> None:

@@ -183,6 +183,17 @@ def test_a_csv_upload_gets_the_same_answers_as_its_rows(
     assert np.allclose([p["value"] for p in response.json()["predictions"]], [p["value"] for p in by_json])
 
 
+def test_a_semicolon_csv_batch_is_read_by_its_columns(
+    user_client: TestClient, models: dict[str, str]
+) -> None:
+    rows, _ = table_rows("diabetes", 10)
+    by_json = rows_of(user_client, models["diabetes"], rows).json()["predictions"]
+    data = b"\xef\xbb\xbf" + as_csv(rows).replace(b",", b";").replace(b"\n", b"\r\n")
+    response = csv_of(user_client, models["diabetes"], data)
+    assert response.status_code == 200, response.text
+    assert np.allclose([p["value"] for p in response.json()["predictions"]], [p["value"] for p in by_json])
+
+
 def test_bad_rows_are_named_by_row_and_column(user_client: TestClient, models: dict[str, str]) -> None:
     rows, _ = table_rows("iris", 3)
     rows[1]["petal width (cm)"] = "wide"

@@ -284,3 +284,33 @@ def test_a_train_node_that_refuses_rows_without_a_target_refuses_them_in_the_scr
     refused = r"'kind' is empty in row 7 \(2 rows in all\); every row needs a target"
     with pytest.raises(ValueError, match=refused):
         module.with_target(columns, target_name)
+
+
+def test_an_uploaded_semicolon_csv_trains_and_its_script_reads_it(tmp_path: Path) -> None:
+    """Excel's CSV in many European locales: ';'-separated, a UTF-8 byte-order mark, CRLF line ends.
+    The engine reads its real columns (not one), trains on it, and the exported script reads it
+    with the same separator."""
+    from dragdl.engine.data.base import DataContext, UploadedDataset
+
+    stored = tmp_path / "uploads" / "eu"
+    stored.mkdir(parents=True)
+    write_csv(stored / "table.csv")
+    text = (stored / "table.csv").read_text(encoding="utf-8").replace(",", ";").replace("\n", "\r\n")
+    (stored / "table.csv").write_bytes(text.encode("utf-8-sig"))
+    graph = csv_graph()
+    graph["nodes"][0]["params"] = {"source": "uploaded", "dataset_id": "eu", "target": "kind"}
+    uploaded = {"eu": UploadedDataset(kind="table", path=Path("uploads/eu"))}
+    ctx = DataContext(data_dir=tmp_path, allow_download=False, uploaded=uploaded)
+    plan = compile_graph(graph, ctx)
+    assert list(plan.source.features.columns) == ["height", "colour", "weight", "note"]
+    source = generate_script(graph, ctx)
+    lint(source)
+    assert 'pd.read_csv(path, sep=";", dtype=str)' in source
+    script = tmp_path / "train.py"
+    script.write_text(source, encoding="utf-8")
+    columns, target_name = load_module(script).load_table()
+    assert target_name == "kind" and list(columns) == [*plan.source.features.columns, "kind"]
+    for name, values in plan.source.features.columns.items():
+        assert np.array_equal(columns[name], values, equal_nan=values.dtype.kind == "f"), name
+    result = run_graph(graph, ctx, tmp_path / "run", ListReporter())
+    assert result.test is not None and result.test["test_accuracy"] > 0.6

@@ -33,6 +33,7 @@ from dragdl.engine.compile.codegen_inputs import (
 )
 from dragdl.engine.compile.codegen_tasks import TARGET_COLUMN
 from dragdl.engine.data.base import DataContext, Source
+from dragdl.engine.data.table_text import default_separator, file_separator
 from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.inputs.tables import TABLE
@@ -195,8 +196,9 @@ def defined_names(source: str) -> set[str]:
     return {item.name for item in ast.parse(source).body if isinstance(item, ast.FunctionDef)}
 
 
-def dataset_code(params: TableParams, target: str) -> str:
-    """The body of `load_table()` (top-level imports first, moved to the script's top)."""
+def dataset_code(params: TableParams, target: str, sep: str | None = None) -> str:
+    """The body of `load_table()` (top-level imports first, moved to the script's top). `sep`: the
+    text table's separator as the engine detected it (`table_text`), else the name's default."""
     if params.source == "uploaded":  # the writer passes an uploaded table as its file
         raise NotImplementedError("an uploaded table cannot be exported as code yet; use source 'file'")
     name = json.dumps(target, ensure_ascii=False)
@@ -224,8 +226,8 @@ return columns, {name}
     if lower.endswith(".parquet"):
         read = "pd.read_parquet(path)"
     else:
-        sep = '"\\t"' if lower.endswith(".tsv") else '","'
-        read = f"pd.read_csv(path, sep={sep}, dtype=str)  # cells as written"
+        separator = json.dumps(sep or default_separator(params.path))
+        read = f"pd.read_csv(path, sep={separator}, dtype=str)  # cells as written"
     return f"""# A table file whose first row names the columns.
 import pandas as pd
 
@@ -289,10 +291,11 @@ class TableScript(ScriptWriter):
         self, graph: Graph | dict[str, object], ctx: DataContext, analysis: Analysis
     ) -> tuple[Analysis, Source | None]:
         # A One-hot's width is the categories of the training rows: compile as the engine does
-        # (fitting the operators) for the network's exact shapes. Tables are small.
+        # (fitting the operators) for the network's exact shapes. Tables are small; the network is
+        # only read, so it is built on the meta device (no memory, however wide its layers).
         from dragdl.engine.compile.plan import compile_graph
 
-        plan = compile_graph(graph, ctx)
+        plan = compile_graph(graph, ctx, inspect_only=True)
         return plan.analysis, plan.source
 
     def data(self, writer: Writer) -> DataPart:
@@ -302,7 +305,8 @@ class TableScript(ScriptWriter):
         assert isinstance(params, TableParams)
         if params.source == "uploaded":
             params = params.model_copy(update={"source": "file", "path": _uploaded_file(writer, params)})
-        body = writer.body(writer.node_code(s.dataset_id, dataset_code, params, writer.source.target))
+        sep = _separator(writer, params)
+        body = writer.body(writer.node_code(s.dataset_id, dataset_code, params, writer.source.target, sep))
         ops = []
         for node_id in s.pipeline:
             info = s.nodes[node_id]
@@ -341,6 +345,17 @@ def _with_target(writer: Writer) -> str:
     if getattr(params, "missing_targets", "drop") == "refuse":
         return WITH_TARGET.format(doc="a row without one is refused.", tail=REFUSE_MISSING_TARGETS)
     return WITH_TARGET.format(doc="rows without one are left out and counted.", tail=DROP_MISSING_TARGETS)
+
+
+def _separator(writer: Writer, params: TableParams) -> str | None:
+    """The separator the engine reads the table file with (compile_graph has read it), so that the
+    script reads a ';'-separated CSV as the engine did; None when there is no text file to read."""
+    from dragdl.engine.nodes.datasets import resolve_path
+
+    if params.source != "file" or not params.path or params.path.lower().endswith(".parquet"):
+        return None
+    path = resolve_path(params.path, writer.ctx)
+    return file_separator(path) if path.is_file() else None
 
 
 def _uploaded_file(writer: Writer, params: TableParams) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, Source
+from dragdl.engine.data.table_text import file_separator, separator_name
 from dragdl.engine.payloads import ColumnInfo, ColumnKind
 
 TableName = Literal["iris", "wine", "breast_cancer", "diabetes"]
@@ -284,10 +285,9 @@ def _read_delimited(path: Path, sep: str) -> Any:
                 encoding="utf-8-sig",
             )
         except pd.errors.ParserWarning:
-            name = "tabs" if sep == "\t" else "commas"
             raise DatasetError(
-                f"{path.name}: some rows have more fields than the header line names; the file must be "
-                f"separated by {name} (.csv: commas, .tsv: tabs) with one name per column",
+                f"{path.name}: some rows have more fields than the header line names (read as separated "
+                f"by {separator_name(sep)}); give each column one name in the header line",
                 field="path",
                 code="dataset_invalid",
             ) from None
@@ -306,12 +306,9 @@ def _read_frame(path: Path) -> Any:
     if not path.is_file():
         raise DatasetError(f"table file {path} does not exist", field="path", code="dataset_invalid")
     try:
-        if suffix == ".parquet":
-            frame = pd.read_parquet(path)
-        else:
-            # dtype=str keeps every cell as written: the kinds are decided here, not by pandas'
-            # guesses (which turn "007" into 7 and a column with one typo into text silently).
-            frame = _read_delimited(path, "\t" if suffix == ".tsv" else ",")
+        # A text table: dtype=str keeps every cell as written, the kinds are decided here, not by
+        # pandas' guesses (which turn "007" into 7 and a column with one typo into text silently).
+        frame = pd.read_parquet(path) if suffix == ".parquet" else _read_delimited(path, file_separator(path))
     except pd.errors.EmptyDataError:
         raise DatasetError(f"{path.name} is empty", field="path", code="table_empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:

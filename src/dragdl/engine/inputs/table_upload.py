@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from dragdl.engine.data.base import DatasetError
+from dragdl.engine.data.table_text import file_separator
 
 if TYPE_CHECKING:
     from dragdl.engine.data.tables import Table
@@ -181,7 +182,8 @@ def check_table_shape(path: Path, suffix: str, filename: str) -> None:
     with path.open("rb") as f:
         first = f.readline(MAX_HEADER_BYTES + 1)
     header = first.decode("utf-8-sig", errors="replace")
-    columns = header.count("\t" if suffix == ".tsv" else ",") + 1
+    sep = file_separator(path, filename)  # as training reads it (a ';' CSV is not one column)
+    columns = header.count(sep) + 1
     if len(first) > MAX_HEADER_BYTES and not first.endswith(b"\n"):
         raise DatasetError(
             f"{filename}: the header row is longer than {MAX_HEADER_BYTES} bytes (over {columns} "
@@ -189,7 +191,6 @@ def check_table_shape(path: Path, suffix: str, filename: str) -> None:
         )
     if columns > MAX_TABLE_COLUMNS:
         raise DatasetError(f"{filename}: {columns} columns is above the limit of {MAX_TABLE_COLUMNS}")
-    sep = "\t" if suffix == ".tsv" else ","
     lines = _scan_text(path, sep, filename, _header_names(header, sep))
     if (lines + 1) * columns > MAX_TABLE_CELLS:
         raise DatasetError(

@@ -13,6 +13,7 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
+from dragdl.engine.data.table_text import detect_separator
 from dragdl.server.services.prediction import PredictionInputError
 
 MAX_CSV_ROWS = 100_000
@@ -28,8 +29,9 @@ CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 
 
 def read_csv_rows(data: bytes, filename: str, columns: Sequence[str]) -> list[dict[str, str]]:
-    """The data rows of a CSV (TSV for a .tsv name) as {header name: cell}; PredictionInputError
-    naming the file, and the row (1-based, after the header) where there is one.
+    """The data rows of a CSV (its separator detected as training detects it: a comma, ';', a tab or
+    '|') as {header name: cell}; PredictionInputError naming the file, and the row (1-based, after
+    the header) where there is one.
 
     `columns` are the columns the model takes: each must be in the header (a cell may be empty,
     which is a missing value); other columns are ignored."""
@@ -42,7 +44,7 @@ def read_csv_rows(data: bytes, filename: str, columns: Sequence[str]) -> list[di
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise PredictionInputError(f"{filename}: not UTF-8 text (byte {exc.start + 1})") from None
-    separator = "\t" if suffix == ".tsv" else ","
+    separator = detect_separator(data, filename)  # as training reads a table: ',', ';', tab or '|'
     _check_shape(data, separator.encode(), filename)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=separator)
     try:
