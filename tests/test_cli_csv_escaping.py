@@ -1,5 +1,6 @@
 """`dragdl predict --csv` writes user text (class names, file paths) so that a spreadsheet cannot run
-it as a formula, as the web UI's download does (issue 23, finding 14)."""
+it as a formula, as the web UI's download does (issue 23, finding 14), and with a UTF-8 byte-order
+mark so that Excel on Windows opens it as UTF-8."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ EVIL = "=cmd|' /C calc'!A0"
 
 
 def read(path: Path) -> list[list[str]]:
-    with path.open(newline="", encoding="utf-8") as f:
+    # A UTF-8 byte-order mark first: Excel on Windows reads the file as UTF-8 only with one
+    # (without it, 'Zürich' or '猫' open as mojibake).
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf")
+    with path.open(newline="", encoding="utf-8-sig") as f:
         return list(csv.reader(f))
 
 

@@ -133,7 +133,7 @@ def _write_csv(
     out: Path, classes: list[str], rows: list[tuple[Path, Prediction]] | list[tuple[Path, RemotePrediction]]
 ) -> None:
     try:
-        with out.open("w", newline="", encoding="utf-8") as f:
+        with out.open("w", newline="", encoding="utf-8-sig") as f:
             writer = _SafeCsv(f)
             writer.writerow(["path", "predicted", "probability", *classes])
             for path, p in rows:
@@ -215,7 +215,7 @@ def _write_rows_csv(
 ) -> None:
     """`position` names the second column: a table file's row, or a sample file's sample."""
     try:
-        with out.open("w", newline="", encoding="utf-8") as f:
+        with out.open("w", newline="", encoding="utf-8-sig") as f:
             writer = _SafeCsv(f)
             if not kind.ranks_classes:  # one column per field of the kind's answer
                 fields = list(kind.answer_schema["properties"])

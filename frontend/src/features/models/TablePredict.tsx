@@ -13,6 +13,7 @@ import { predictCsv, predictRows, saveBlob, type ColumnPublic, type ModelPublic,
 import {
   delimiterFor,
   emptyForm,
+  excelCsv,
   formatValue,
   formToRow,
   isValue,
@@ -225,7 +226,7 @@ function CsvBatch({ model, regression }: { model: ModelPublic; regression: boole
     // is the prediction, and its errors name the row and column.
     const read = file
       .text()
-      .then((text) => parseCsv(text, delimiterFor(file.name)))
+      .then((text) => parseCsv(text, delimiterFor(file.name, text)))
       .catch(() => null);
     Promise.all([predictCsv(model.id, file), read])
       .then(([result, table]) =>
@@ -247,7 +248,7 @@ function CsvBatch({ model, regression }: { model: ModelPublic; regression: boole
     if (!batch?.predictions) return;
     const text = predictionsCsv(batch.table, batch.predictions, target, regression);
     const base = batch.file.name.replace(/\.(csv|tsv)$/i, '');
-    saveBlob(new Blob([text], { type: 'text/csv;charset=utf-8' }), `${base}-predictions.csv`);
+    saveBlob(new Blob([excelCsv(text)], { type: 'text/csv;charset=utf-8' }), `${base}-predictions.csv`);
   };
 
   const added = predictionHeader(target, regression);

@@ -10,6 +10,7 @@ import {
   parseNumber,
   predictionCells,
   predictionHeader,
+  excelCsv,
   predictionsCsv,
   rowToForm,
   toCsv,
@@ -128,6 +129,19 @@ describe('prediction results', () => {
     expect(predictionsCsv(parseCsv('x\n1\n'), classes, 'species', false)).toBe(
       'x,predicted_species,probability\r\n1,setosa,0.97\r\n',
     );
+  });
+
+  it('reads a file with the delimiter the server detects', () => {
+    expect(delimiterFor('eu.csv', '\uFEFFa;b;t\r\n1,5;2;x\r\n')).toBe(';');
+    expect(delimiterFor('t.csv', 'name,note\nann,"a; b"\n')).toBe(',');
+    expect(delimiterFor('t.tsv', 'x\n1\n')).toBe('\t');
+    expect(delimiterFor('p.csv', 'a|b\n1|2\n')).toBe('|');
+  });
+
+  it('writes the download with a byte-order mark, so Excel on Windows reads it as UTF-8', () => {
+    const text = excelCsv(predictionsCsv(parseCsv('city\nZürich\n'), classes.slice(0, 1), 'kind', false));
+    expect(text).toBe('\uFEFFcity,predicted_kind,probability\r\nZürich,setosa,0.97\r\n');
+    expect(new TextEncoder().encode(text).slice(0, 3)).toEqual(new Uint8Array([0xef, 0xbb, 0xbf]));
   });
 
   it('numbers the rows when the file and the answers do not line up', () => {

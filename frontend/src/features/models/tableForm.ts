@@ -97,16 +97,38 @@ export interface ParsedTable {
   rows: string[][];
 }
 
-/** The delimiter a file name implies: tab for .tsv, else comma. */
-export function delimiterFor(filename: string): ',' | '\t' {
-  return filename.toLowerCase().endsWith('.tsv') ? '\t' : ',';
+export type Delimiter = ',' | ';' | '\t' | '|';
+
+/**
+ * The delimiter of a file, as the server detects it (engine/data/table_text.py): of ',', ';', tab
+ * and '|', the one giving the most columns with every one of the first lines agreeing; else the
+ * name's default (tab for .tsv, else comma). Excel writes ';' in many European locales.
+ */
+export function delimiterFor(filename: string, text = ''): Delimiter {
+  const fallback: Delimiter = filename.toLowerCase().endsWith('.tsv') ? '\t' : ',';
+  let sample = text.slice(0, 65536);
+  if (text.length > sample.length || !sample.endsWith('\n')) {
+    const cut = sample.lastIndexOf('\n');
+    if (cut >= 0) sample = sample.slice(0, cut + 1);
+  }
+  let best: Delimiter = fallback;
+  let most = 1;
+  for (const delimiter of [fallback as Delimiter, ...([',', ';', '\t', '|'] as const).filter((d) => d !== fallback)]) {
+    const { header, rows } = parseCsv(sample, delimiter);
+    const lines = [header, ...rows.slice(0, 49)];
+    if (header.length > most && lines.every((line) => line.length === header.length)) {
+      best = delimiter;
+      most = header.length;
+    }
+  }
+  return best;
 }
 
 /**
  * RFC 4180 CSV: quoted fields may hold delimiters, quotes ("") and line breaks; CRLF or LF rows;
  * a byte order mark is dropped; blank lines are skipped (as the server's reader skips them).
  */
-export function parseCsv(text: string, delimiter: ',' | '\t' = ','): ParsedTable {
+export function parseCsv(text: string, delimiter: Delimiter = ','): ParsedTable {
   const records: string[][] = [];
   let field = '';
   let record: string[] = [];
@@ -154,6 +176,12 @@ export function csvCell(value: string | number | null | undefined): string {
 
 export function toCsv(header: readonly string[], rows: readonly (readonly (string | number | null)[])[]): string {
   return [header, ...rows].map((row) => row.map(csvCell).join(',')).join('\r\n') + '\r\n';
+}
+
+/** A CSV as Excel on Windows reads it as UTF-8: with a byte-order mark (without one, 'Zürich' and
+ * '猫' open as mojibake). */
+export function excelCsv(text: string): string {
+  return `\uFEFF${text}`;
 }
 
 // --- answers ----------------------------------------------------------------------------------
