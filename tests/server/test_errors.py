@@ -44,3 +44,14 @@ def test_graph_errors_are_rewritten_in_message_and_details_for_users_only() -> N
     assert shown.message == "Looked in: cache/weights/a.safetensors"
     assert shown.details == {"looked": ["cache/weights/a.safetensors", "a server file"], "n": 2}
     assert public_graph_errors([error], DATA, is_admin=True) == [error]
+
+
+def test_a_request_problems_input_is_quoted_only_while_short() -> None:
+    from dragdl.server.errors import MAX_QUOTED_INPUT, _bounded_input
+
+    assert _bounded_input({"a": [1, "x"]}) == {"a": [1, "x"]}
+    assert _bounded_input(b"\xff") == "\ufffd"
+    big: object
+    for big in ("x" * 10**6, [{}] * 10**6, {str(i): i for i in range(10**5)}, b"y" * 10**6, 10**5000):
+        shown = _bounded_input(big)
+        assert isinstance(shown, str) and len(shown) <= MAX_QUOTED_INPUT + 1

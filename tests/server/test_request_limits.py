@@ -4,7 +4,9 @@ names the limit, and the prediction route authenticates before it reads a byte."
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -182,3 +184,122 @@ def test_graph_texts_and_size_are_capped_naming_the_node_and_limit(user_client: 
     [error] = big.json()["detail"]["errors"]
     assert error["code"] == "graph_too_large" and f"limit of {MAX_GRAPH_BYTES}" in error["message"]
     assert user_client.get("/api/graphs").json()["count"] == 0
+
+
+def empty_rows(total: int) -> bytes:
+    """A JSON rows body of about `total` bytes of `{}` rows (issue 23 review's 5 million of them)."""
+    return b'{"rows":[' + b",".join([b"{}"] * (total // 3)) + b"]}"
+
+
+@pytest.fixture
+def rows_model(model_id: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """alice's placeholder model, taken for a table model of columns a and b whose prediction is
+    refused: these tests only look at how the body is read."""
+    from types import SimpleNamespace
+
+    from dragdl.server.services.prediction import PredictionInputError, PredictionService
+
+    monkeypatch.setattr(
+        PredictionService, "table_model", lambda self, key, folder: SimpleNamespace(columns=["a", "b"])
+    )
+
+    async def refuse(self: object, key: str, folder: Path, rows: list[object], *args: object) -> None:
+        raise PredictionInputError(f"stub: {len(rows)} rows read")
+
+    monkeypatch.setattr(PredictionService, "predict_rows", refuse)
+    return model_id
+
+
+def test_json_rows_get_the_json_cap_and_csv_rows_their_upload_cap(
+    client: TestClient, app: FastAPI, rows_model: str, user_client: TestClient, settings: Settings
+) -> None:
+    from dragdl.server.request_limits import MAX_ROWS_BODY_BYTES, BodyLimitMiddleware, upload_limits
+
+    path = f"/api/models/{rows_model}/predict/rows"
+    middleware = BodyLimitMiddleware(None, settings.max_body_bytes, upload_limits(settings))  # type: ignore[arg-type]
+    assert middleware.limit_for("POST", path, "application/json") == settings.max_body_bytes
+    assert middleware.limit_for("POST", path, "multipart/form-data") == MAX_ROWS_BODY_BYTES
+    token = user_client.post("/api/auth/tokens", json={"name": "t"}).json()["token"]
+    body = empty_rows(5 * MiB)
+    request = StreamedRequest(
+        "POST",
+        path,
+        {
+            "content-type": "application/json",
+            "authorization": f"Bearer {token}",
+            "content-length": str(len(body)),
+        },
+        [body[i : i + MiB] for i in range(0, len(body), MiB)],
+    )
+    stream(client, app, request)
+    assert request.status == 413, request.answer
+    assert f"limit of {settings.max_body_bytes} bytes" in json.loads(request.answer)["detail"]
+    assert request.read == 0  # refused from its declared length, never parsed
+    chunked = user_client.post(
+        path,
+        content=(body[i : i + MiB] for i in range(0, len(body), MiB)),
+        headers={"content-type": "application/json"},
+    )
+    assert chunked.status_code == 413
+
+
+def test_a_large_invalid_body_is_refused_with_a_short_answer(
+    user_client: TestClient, rows_model: str, settings: Settings
+) -> None:
+    rows = user_client.post(
+        f"/api/models/{rows_model}/predict/rows",
+        content=empty_rows(settings.max_body_bytes - 1024),
+        headers={"content-type": "application/json"},
+    )
+    assert rows.status_code == 422, rows.text[:300]
+    assert len(rows.content) < 2_000, rows.text[:300]
+    [problem] = rows.json()["detail"]
+    assert (
+        problem["loc"] == ["body", "rows"]
+        and f"at most 1000 items, not {(settings.max_body_bytes - 1024) // 3}" in problem["msg"]
+    )
+    graph = b'{"graph":[' + b",".join([b"1"] * (settings.max_body_bytes // 2 - 1024)) + b"]}"
+    task = user_client.post("/api/tasks", content=graph, headers={"content-type": "application/json"})
+    assert task.status_code == 422, task.text[:300]
+    assert len(task.content) < 2_000, task.text[:300]
+    assert task.json()["detail"][0]["input"].startswith("[1, 1, 1")
+    many = user_client.post(
+        f"/api/models/{rows_model}/predict/rows",
+        json={"rows": [{"a": [i]} for i in range(1000)]},
+    )
+    assert many.status_code == 422
+    problems = many.json()["detail"]
+    assert len(problems) == 21 and len(many.content) < 10_000
+    assert problems[-1]["type"] == "too_many_problems" and problems[-1]["msg"].startswith("and ")
+
+
+def test_json_rows_are_parsed_off_the_event_loop(
+    user_client: TestClient, other_client: TestClient, rows_model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragdl.server.routes import models as routes
+
+    answered, parsed = threading.Event(), []
+    real = routes._json_rows
+
+    def parse_after_a_health_check(raw: bytes) -> object:
+        # On the event loop this would wait for a health check that could not be answered.
+        parsed.append(answered.wait(30))
+        return real(raw)
+
+    monkeypatch.setattr(routes, "_json_rows", parse_after_a_health_check)
+    answers: dict[str, Any] = {}
+    body = {"rows": [{"a": 1, "b": "x" * 3000} for _ in range(1000)]}
+    sending = threading.Thread(
+        target=lambda: answers.update(
+            rows=user_client.post(f"/api/models/{rows_model}/predict/rows", json=body)
+        )
+    )
+    sending.start()
+    while sending.is_alive() and not answered.is_set():
+        health = other_client.get("/api/health")
+        assert health.status_code == 200, health.text
+        answered.set()
+    sending.join()
+    assert parsed == [True]
+    response = answers["rows"]
+    assert response.status_code == 400 and "stub: 1000 rows read" in response.json()["detail"]

@@ -88,10 +88,73 @@ def _printable(value: Any) -> Any:
     return value
 
 
+MAX_LISTED_PROBLEMS = 20
+"""Request problems a 422 lists; one more problem (`too_many_problems`) counts the others."""
+MAX_QUOTED_INPUT = 200
+"""Characters of a problem's `input` that a 422 quotes."""
+
+
+def _bounded_input(value: Any) -> Any:
+    """A problem's input as the 422 shows it: as it is while it is short, else the start of its text,
+    so that a 4 MB body is not sent back (issue 23 review: a 26 MB echo took a minute to encode)."""
+    if value is None or isinstance(value, bool | float):
+        return value
+    budget = [MAX_QUOTED_INPUT]
+    if _fits(value, budget):
+        return _printable(value)
+    text = _start(value)
+    return text[:MAX_QUOTED_INPUT] + "…"
+
+
+def _fits(value: Any, budget: list[int]) -> bool:
+    """Whether `value` prints in the budget, looking at no more of it than the budget allows."""
+    if isinstance(value, dict | list | tuple):
+        budget[0] -= 2
+        items = value.items() if isinstance(value, dict) else value
+        return budget[0] >= 0 and all(_fits(item, budget) for item in items)
+    budget[0] -= len(value) if isinstance(value, str | bytes | bytearray) else 8
+    return budget[0] >= 0 and (not isinstance(value, int) or value.bit_length() < 600)
+
+
+def _start(value: Any) -> str:
+    """About the first MAX_QUOTED_INPUT characters of `value` as text, without printing all of it."""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value[: MAX_QUOTED_INPUT * 4]).decode("utf-8", errors="replace")
+    if isinstance(value, str):
+        return value[:MAX_QUOTED_INPUT]
+    if isinstance(value, int):
+        return str(value)[:MAX_QUOTED_INPUT] if value.bit_length() < 14_000 else "a very large integer"
+    if isinstance(value, dict):
+        parts = (f"{_start(key)!r}: {_start(item)}" for key, item in value.items())
+        return "{" + _joined(parts)
+    if isinstance(value, list | tuple):
+        return "[" + _joined(_start(item) for item in value)
+    return repr(value)[:MAX_QUOTED_INPUT]
+
+
+def _joined(parts: Any) -> str:
+    text = ""
+    for part in parts:
+        text += part + ", "
+        if len(text) > MAX_QUOTED_INPUT:
+            break
+    return text
+
+
 async def request_validation_error(request: Request, exc: Exception) -> JSONResponse:
-    """FastAPI's own 422, except that a body which is not UTF-8 no longer turns it into a 500."""
+    """FastAPI's own 422, bounded: a body which is not UTF-8 is no 500, at most MAX_LISTED_PROBLEMS
+    problems are listed, then one counting the rest, each quoting at most the start of its input."""
     assert isinstance(exc, RequestValidationError)
-    errors = [_printable(error) for error in exc.errors()]
+    found = exc.errors()
+    errors = []
+    for error in found[:MAX_LISTED_PROBLEMS]:
+        shown = {key: _printable(item) for key, item in error.items() if key != "input"}
+        if "input" in error:
+            shown["input"] = _bounded_input(error["input"])
+        errors.append(shown)
+    if len(found) > MAX_LISTED_PROBLEMS:
+        more = len(found) - MAX_LISTED_PROBLEMS
+        errors.append({"type": "too_many_problems", "loc": ["body"], "msg": f"and {more} more problems"})
     return JSONResponse(status_code=422, content={"detail": jsonable_encoder(errors)})
 
 
