@@ -93,8 +93,8 @@ def test_build_a_cnn_on_the_canvas(page: Any, artifacts: Path) -> None:
     expect(page.locator(".palette__group")).to_have_count(5, timeout=60_000)
     expect(page.locator(".canvas__empty")).to_be_visible()
     page.get_by_label("Search nodes").fill("pool")
-    # Image, sequence and global pools, and the recurrent layers whose help mentions pooling.
-    expect(page.locator(".palette__item")).to_have_count(9)
+    # Image, sequence, point and global pools, and the recurrent layers whose help mentions pooling.
+    expect(page.locator(".palette__item")).to_have_count(10)
     expect(page.locator(".palette__group")).to_have_count(1)
     page.get_by_label("Search nodes").fill("")
     page.screenshot(path=artifacts / "01-empty-editor.png")

@@ -40,7 +40,7 @@ PROPER_NAMES = {
     # layer, optimizer and model names
     "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "Dropout",
     "ReLU", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "Linear", "SGD", "Adam", "AdamW", "AMP",
-    "Conv1d", "MaxPool1d", "AvgPool1d", "RNN", "LSTM", "GRU",
+    "Conv1d", "MaxPool1d", "AvgPool1d", "RNN", "LSTM", "GRU", "PointNet", "Net",  # T-Net
     "EfficientNet", "Lite0", "ResNet", "VGG", "MobileNet", "MobileNetV3", "DenseNet",
     # units and hardware
     "GPU", "CPU", "CUDA", "RGB", "MiB", "GiB", "KiB", "TiB", "ms", "px", "fp16", "fp32", "bf16", "ID",

@@ -162,7 +162,14 @@ const en = {
     outputs: 'outputs {{type}}',
     unknownType: 'Unknown node type {{type}}',
     anyInput: 'input',
-    portType: { images: 'images', tensor: 'tensor', logits: 'logits', table: 'table', sequence: 'sequence' },
+    portType: {
+      images: 'images',
+      tensor: 'tensor',
+      logits: 'logits',
+      table: 'table',
+      sequence: 'sequence',
+      points: 'points',
+    },
   },
   props: {
     title: 'Properties',
@@ -417,6 +424,8 @@ const en = {
       pipeline_branch: 'Data operators must form one chain; it splits after {{node}}',
       output_mismatch:
         'The network ends with {{shape}} outputs, but training needs one score per class ({{classes}}): end with Flatten and a Linear with Outputs set to Automatic',
+      model_too_large:
+        'The network has {{requested}} parameters, over the limit of {{limit}}; {{node}} holds {{largest}} of them: make its layers narrower',
       value_output_mismatch:
         'The network ends with {{shape}} outputs, but a regressor predicts one value per sample: end with a Linear with Outputs set to Automatic',
       classes_look_like_values:
