@@ -145,6 +145,54 @@ def test_an_upload_is_refused_with_503_while_the_pool_is_full(
     app.state.cpu_pool = shared
 
 
+def test_one_users_uploads_leave_room_for_another_users(
+    user_client: TestClient, other_client: TestClient, app: FastAPI
+) -> None:
+    pool = CpuPool(0, waiting=2)  # three jobs at a time, at most two of one user's
+    shared, app.state.cpu_pool = app.state.cpu_pool, pool
+    alice = user_client.user["id"]  # type: ignore[attr-defined]
+    release = threading.Event()
+    started: list[threading.Event] = []
+
+    def hold(owner: str | None) -> threading.Thread:
+        began = threading.Event()
+        started.append(began)
+
+        def job() -> None:
+            began.set()
+            release.wait(60)
+
+        view = pool if owner is None else pool.for_owner(owner)
+        thread = threading.Thread(target=view.run, args=(job,))
+        thread.start()
+        assert began.wait(60)
+        return thread
+
+    holding = [hold(alice), hold(alice)]
+    try:
+        again = upload(user_client, "t.csv", b"x,y\n1,2\n")
+        assert again.status_code == 503, again.text
+        assert again.headers["Retry-After"] == "5"
+        assert "your own 2 uploads are still being read" in again.json()["detail"]
+        # Another user's upload still goes in (run here by the zero-worker pool).
+        assert upload(other_client, "t.csv", b"x,y\n1,2\n").status_code == 201
+        holding.append(hold(None))  # the pool is now full: everyone waits
+        full = upload(other_client, "t.csv", b"x,y\n1,2\n")
+        assert full.status_code == 503 and "busy with 3 other uploads" in full.json()["detail"]
+    finally:
+        release.set()
+        for thread in holding:
+            thread.join()
+    assert upload(user_client, "t.csv", b"x,y\n1,2\n").status_code == 201
+    app.state.cpu_pool = shared
+
+
+def test_a_users_share_leaves_room_in_the_smallest_pool() -> None:
+    assert CpuPool(1, waiting=4).per_owner == 2
+    assert CpuPool(0, waiting=1).per_owner == 1  # two jobs: one user takes one
+    assert CpuPool(0, waiting=0).per_owner == 1  # one job: no room to share
+
+
 class Unpicklable(Exception):
     def __init__(self, what: str, lock: Any) -> None:
         super().__init__(what)

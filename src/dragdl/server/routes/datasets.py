@@ -132,7 +132,7 @@ async def upload_dataset(
             dataset_id,
             form.files,
             form.fields.get("name"),
-            request.app.state.cpu_pool,
+            request.app.state.cpu_pool.for_owner(user.id),  # a user's share of it
             {key: value for key, value in form.fields.items() if key != "name"},
         )
     except UploadError as exc:

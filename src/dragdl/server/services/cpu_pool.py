@@ -7,6 +7,10 @@ soak). Such work runs here instead, in a small pool of worker processes (`Settin
 by default) with few jobs waiting (`WAITING`): beyond them a job is refused at once (`PoolBusy`; an
 upload answers 503 with `Retry-After`) instead of holding one of the server's threads while it
 waits.
+- Each user has a share: at most `PER_OWNER` of their jobs run or wait (`for_owner`), so that one
+  user resubmitting large uploads cannot fill the queue and have every other user's upload refused
+  (issue 23 review: 7 uploads of a 9.9-million-row CSV from one user did). Beyond it that user is
+  refused, naming their own jobs, while other users' jobs are still queued.
 
 - Workers are spawned, not forked (the server holds threads, a Ray connection and database
   connections, which a fork would copy half-made), start with the first job, run at a lower CPU
@@ -22,6 +26,7 @@ waits.
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import os
 import pickle
@@ -29,6 +34,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar, cast
 
 P = ParamSpec("P")
@@ -40,6 +46,8 @@ NICENESS = 5
 """Added to the workers' nice value: the server's own requests (a health check, a poll) go first."""
 RETRY_AFTER_S = 5
 """What a client refused with `PoolBusy` is told to wait."""
+PER_OWNER = 2
+"""Jobs of one user that may run or wait together (fewer in a pool of at most two jobs)."""
 
 
 class PoolBusy(Exception):
@@ -50,13 +58,32 @@ class PoolBusy(Exception):
         self.message = message
 
 
+@dataclass
+class _State:
+    """What a pool and its owners' views of it share."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    executor: ProcessPoolExecutor | None = None
+    jobs: int = 0
+    owned: dict[str, int] = field(default_factory=dict)
+
+
 class CpuPool:
-    def __init__(self, workers: int, waiting: int = WAITING) -> None:
+    def __init__(self, workers: int, waiting: int = WAITING, per_owner: int = PER_OWNER) -> None:
         self.workers = workers
         self.waiting = waiting
-        self._slots = threading.BoundedSemaphore(max(1, workers) + waiting)
-        self._lock = threading.Lock()
-        self._executor: ProcessPoolExecutor | None = None
+        self.capacity = max(1, workers) + waiting
+        # A share of at most all jobs but one, so that another user always has room.
+        self.per_owner = max(1, min(per_owner, self.capacity - 1))
+        self.owner: str | None = None
+        self._state = _State()
+
+    def for_owner(self, owner: str) -> CpuPool:
+        """This pool, its jobs counted as `owner`'s (a user's id): PoolBusy for that user alone
+        while `per_owner` of theirs run or wait."""
+        view = copy.copy(self)
+        view.owner = owner
+        return view
 
     @classmethod
     def shared(cls, workers: int) -> CpuPool:
@@ -70,11 +97,7 @@ class CpuPool:
     def run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """`function(*args, **kwargs)` in a worker, waiting for it (call it from a thread, never the
         event loop); PoolBusy when too many jobs wait already or the worker died."""
-        if not self._slots.acquire(blocking=False):
-            raise PoolBusy(
-                f"the server is busy with {max(1, self.workers) + self.waiting} other uploads or "
-                f"computations; try again in {RETRY_AFTER_S} seconds"
-            )
+        self._admit()
         try:
             if self.workers == 0:
                 return function(*args, **kwargs)
@@ -88,27 +111,54 @@ class CpuPool:
                     "memory?); try again in a moment"
                 ) from None
         finally:
-            self._slots.release()
+            self._leave()
+
+    def _admit(self) -> None:
+        state, owner = self._state, self.owner
+        with state.lock:
+            owned = state.owned.get(owner, 0) if owner is not None else 0
+            if owner is not None and owned >= self.per_owner:
+                raise PoolBusy(
+                    f"your own {owned} uploads are still being read (at most {self.per_owner} at a "
+                    f"time); try again in {RETRY_AFTER_S} seconds, once one of them is done"
+                )
+            if state.jobs >= self.capacity:
+                raise PoolBusy(
+                    f"the server is busy with {self.capacity} other uploads or computations; try "
+                    f"again in {RETRY_AFTER_S} seconds"
+                )
+            state.jobs += 1
+            if owner is not None:
+                state.owned[owner] = owned + 1
+
+    def _leave(self) -> None:
+        state, owner = self._state, self.owner
+        with state.lock:
+            state.jobs -= 1
+            if owner is not None:
+                left = state.owned.pop(owner) - 1
+                if left:
+                    state.owned[owner] = left
 
     def close(self) -> None:
         """End the workers (after the jobs they have); the next job starts new ones."""
-        with self._lock:
-            executor, self._executor = self._executor, None
+        with self._state.lock:
+            executor, self._state.executor = self._state.executor, None
         if executor is not None:
             executor.shutdown(wait=True)
 
     def _started(self) -> ProcessPoolExecutor:
-        with self._lock:
-            if self._executor is None:
-                self._executor = ProcessPoolExecutor(
+        with self._state.lock:
+            if self._state.executor is None:
+                self._state.executor = ProcessPoolExecutor(
                     self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
                 )
-            return self._executor
+            return self._state.executor
 
     def _discard(self, broken: ProcessPoolExecutor) -> None:
-        with self._lock:
-            if self._executor is broken:
-                self._executor = None
+        with self._state.lock:
+            if self._state.executor is broken:
+                self._state.executor = None
         broken.shutdown(wait=False, cancel_futures=True)
 
 
