@@ -210,6 +210,25 @@ def test_code_of_a_posted_graph_saves_nothing_and_names_the_failing_node(user_cl
 
 
 @SQLITE_ONLY
+def test_a_network_of_billions_of_parameters_is_refused_not_built(user_client: TestClient) -> None:
+    # Issue 23 review: /code built this one (17 GB of weights) and the server was killed.
+    graph = example("mlp_breast_cancer")
+    next(n for n in graph["nodes"] if n["id"] == "hidden")["params"]["out_features"] = 65536
+    graph["nodes"].append({"id": "hidden2", "type": "layer.Linear", "params": {"out_features": 65536}})
+    graph["edges"] = [e for e in graph["edges"] if e["source"] != "dropout"] + [
+        {"source": "dropout", "target": "hidden2"},
+        {"source": "hidden2", "target": "out"},
+    ]
+    code = user_client.post("/api/graphs/code", json=graph)
+    assert code.status_code == 422, code.text
+    (error,) = code.json()["detail"]["errors"]
+    assert (error["code"], error["node_id"]) == ("model_too_large", "hidden2")
+    assert "4,297,195,522 parameters" in error["message"]
+    validated = user_client.post("/api/graphs/validate", json=graph).json()
+    assert [e["code"] for e in validated["errors"]] == ["model_too_large"]
+
+
+@SQLITE_ONLY
 def test_validate_refuses_server_paths_to_non_admins_without_reading_them(
     user_client: TestClient, admin_client: TestClient, tmp_path: Path
 ) -> None:

@@ -410,7 +410,8 @@ const zh: Messages = {
       pipeline_branch: '数据算子必须连成一条链，但在{{node}}之后分叉了',
       output_mismatch:
         '网络最后输出 {{shape}}，但训练需要每个类别一个分数（共 {{classes}} 类）：请以展平和全连接层结尾，并把输出数设为“自动”',
-      model_too_large: '网络共有 {{requested}} 个参数，超过上限 {{limit}}；其中 {{node}}占 {{largest}} 个：请把它的层改窄',
+      model_too_large:
+        '网络共有 {{requested}} 个参数，超过上限 {{limit}}；其中 {{node}}占 {{largest}} 个：请把它的层改窄',
       value_output_mismatch:
         '网络最后输出 {{shape}}，但回归需要每个样本一个数值：请以全连接层结尾，并把输出数设为“自动”',
       classes_look_like_values:

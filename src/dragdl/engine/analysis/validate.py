@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dragdl.engine.analysis.size import check_size
 from dragdl.engine.analysis.structure import Structure, check_edges, check_nodes, check_topology, parse_graph
 from dragdl.engine.data.base import DataContext, DatasetError, DatasetInfo
 from dragdl.engine.data.tables import missing_target_error
@@ -96,6 +97,7 @@ def analyze(
         _infer_shapes(analysis, ctx, dataset_info)
         _check_output(analysis)
         _check_missing_targets(analysis)
+        check_size(analysis)
     return analysis
 
 

@@ -5,6 +5,7 @@ Same graph + same seed -> same Plan (the network is initialised from the seed).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,10 +68,14 @@ def compile_graph(
     raw: dict[str, Any] | Graph,
     ctx: DataContext,
     overrides: dict[str, Any] | None = None,
+    *,
+    inspect_only: bool = False,
 ) -> Plan:
     """Validate, then build every torch object. Raises GraphInvalid with all errors.
 
-    `overrides` replaces train params (for example `{"epochs": 1}` from the CLI).
+    `overrides` replaces train params (for example `{"epochs": 1}` from the CLI). `inspect_only`
+    builds the network on the meta device (shapes, no memory): for a caller that only reads the
+    plan (the code generator), never for one that trains it.
     """
     analysis = _checked(raw, ctx, overrides)
     structure = analysis.structure
@@ -100,7 +105,8 @@ def compile_graph(
         analysis = _checked(raw, ctx, overrides, source.info, prepared.fitted)
         structure = analysis.structure
     torch.manual_seed(config.seed)
-    model = build_network(analysis)
+    with torch.device("meta") if inspect_only else contextlib.nullcontext():
+        model = build_network(analysis)
     # A regressor's output is mapped back from the standardized target it learns (training rows only).
     model.set_output_scale(task.output_scale(config, targets[train]))
     network_input = structure.network_input
