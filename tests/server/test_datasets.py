@@ -347,6 +347,40 @@ def test_a_semicolon_csv_from_excel_previews_its_real_columns(user_client: TestC
     assert [c["kind"] for c in body["columns"]] == ["number"] * 4 + ["category"]
 
 
+def xlsx_of(rows: list[list[object]]) -> bytes:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    for row in rows:
+        book.active.append(row)
+    book.create_sheet("other").append(["ignored"])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def test_an_excel_workbook_is_stored_as_the_csv_of_its_first_sheet(
+    user_client: TestClient, settings: Settings
+) -> None:
+    """An .xlsx is a zip: it was unpacked as images ('class folder '_rels' ... has no images')."""
+    lines = [line.split(",") for line in iris_csv().decode().splitlines()]
+    rows: list[list[object]] = [lines[0]] + [[*(float(v) for v in line[:4]), line[4]] for line in lines[1:]]
+    rows[5][2] = None  # an empty cell is a missing value
+    comma = created(upload(user_client, [("iris.csv", iris_csv())]))
+    body = created(upload(user_client, [("iris.xlsx", xlsx_of(rows))]))
+    assert body["kind"] == "table" and body["count"] == 150 and body["name"] == "iris"
+    assert [c["name"] for c in body["columns"]] == [c["name"] for c in comma["columns"]]
+    assert [c["kind"] for c in body["columns"]] == ["number"] * 4 + ["category"]
+    assert body["columns"][2]["missing"] == 1 and body["columns"][4] == comma["columns"][4]
+    stored = sorted(p.name for p in (settings.datasets_dir / body["id"] / "data").iterdir())
+    assert stored == ["table.csv"]  # what training, prediction and the exported script read
+    text = (settings.datasets_dir / body["id"] / "data" / "table.csv").read_text(encoding="utf-8")
+    assert text.splitlines()[1] == "5.1,3.5,1.4,0.2,setosa"
+    refused = upload(user_client, [("notes.xlsx", b"PK\x03\x04 not really a workbook")])
+    assert refused.status_code == 415, refused.text
+    assert "notes.xlsx: not an Excel workbook" in refused.json()["detail"]
+
+
 def test_an_uploaded_table_counts_against_the_quota_and_is_private(
     user_client: TestClient, other_client: TestClient
 ) -> None:

@@ -162,3 +162,37 @@ def test_the_stored_description_of_a_table_stays_small(user_client: TestClient) 
     assert len(column["categories"]) == table_upload.INFO_CATEGORIES
     assert column["category_count"] == count  # the real count, as the web UI shows it
     assert all(len(value) <= table_upload.INFO_CATEGORY_CHARS for value in column["categories"])
+
+
+def test_a_workbook_is_bounded_by_its_declared_sizes_before_it_is_parsed(
+    user_client: TestClient, parsed_here: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zipfile
+
+    from dragdl.engine.inputs import table_workbook
+
+    monkeypatch.setattr(table_workbook, "MAX_WORKBOOK_XML_BYTES", 1_000_000)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/worksheets/sheet1.xml", b" " * 2_000_000)  # 2 MB in a few KB
+    assert len(out.getvalue()) < 20_000
+    response = upload(user_client, "bomb.xlsx", out.getvalue())
+    assert response.status_code == 413, response.text
+    assert "bomb.xlsx: 2000008 bytes once decompressed is above the limit" in response.json()["detail"]
+
+
+def test_a_workbook_sheet_is_bounded_while_it_is_streamed(
+    user_client: TestClient, parsed_here: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import openpyxl
+
+    monkeypatch.setattr(table_upload, "MAX_TABLE_CELLS", 100)
+    book = openpyxl.Workbook()
+    for i in range(60):
+        book.active.append([i, i * 2, "a" if i % 2 else "b"])
+    out = io.BytesIO()
+    book.save(out)
+    response = upload(user_client, "wide.xlsx", out.getvalue())
+    assert response.status_code == 413, response.text
+    assert "wide.xlsx: over 33 rows of 3 columns is above the limit of 100 cells" in response.json()["detail"]

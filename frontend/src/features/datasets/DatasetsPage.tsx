@@ -90,7 +90,7 @@ function UploadPanel({ onUploaded }: { onUploaded: (dataset: DatasetPublic) => v
       <DropZone
         hint={t('datasets.dropHint')}
         buttonLabel={t('datasets.chooseFiles')}
-        accept=".zip,.npy,.csv,.tsv,.parquet,.ts"
+        accept=".zip,.npy,.csv,.tsv,.parquet,.xlsx,.ts"
         multiple
         disabled={sending}
         inputName="dataset-files"

@@ -9,9 +9,11 @@ describe('checkSelection', () => {
     expect(checkSelection(files('cat.npy', 'dog.npy'))).toBe('ok');
   });
 
-  it('accepts one table (CSV, TSV or Parquet), alone', () => {
+  it('accepts one table (CSV, TSV, Parquet or Excel), alone', () => {
     expect(checkSelection(files('diabetes.csv'))).toBe('ok');
     expect(checkSelection(files('wine.Parquet'))).toBe('ok');
+    expect(checkSelection(files('penguins.XLSX'))).toBe('ok');
+    expect(checkSelection(files('a.xlsx', 'b.csv'))).toBe('manyTables');
     expect(checkSelection(files('a.tsv', 'b.csv'))).toBe('manyTables');
     expect(checkSelection(files('a.csv', 'b.zip'))).toBe('mixed');
     expect(checkSelection(files('a.csv', 'cat.npy'))).toBe('mixed');

@@ -77,7 +77,7 @@ export function checkSelection(
   const lower = files.map((file) => file.name.toLowerCase());
   const zips = lower.filter((name) => name.endsWith('.zip')).length;
   const npys = lower.filter((name) => name.endsWith('.npy')).length;
-  const tables = lower.filter((name) => /\.(csv|tsv|parquet)$/.test(name)).length;
+  const tables = lower.filter((name) => /\.(csv|tsv|parquet|xlsx)$/.test(name)).length;
   const series = lower.filter((name) => name.endsWith('.ts')).length;
   if (zips + npys + tables + series !== files.length) return 'type';
   if ((zips && npys) || (tables && zips + npys) || (series && zips + npys + tables)) return 'mixed';

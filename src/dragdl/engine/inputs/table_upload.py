@@ -1,5 +1,5 @@
-"""An uploaded table (one .csv, .tsv or .parquet file sent on its own): bounded before it is read,
-then described.
+"""An uploaded table (one .csv, .tsv, .parquet or .xlsx file sent on its own): bounded before it is
+read, then described. A workbook's first sheet is stored as CSV (`table_workbook`).
 
 Every bound is checked before the work it bounds:
 
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from dragdl.engine.data.base import DatasetError
 from dragdl.engine.data.table_text import file_separator
+from dragdl.engine.inputs.table_workbook import WORKBOOK_SUFFIX, workbook_to_csv
 
 if TYPE_CHECKING:
     from dragdl.engine.data.tables import Table
@@ -77,7 +78,8 @@ def detect_table_upload(root: Path, options: Mapping[str, str] | None = None) ->
     if options:
         return None
     entries = [entry for entry in root.iterdir() if not entry.name.startswith(".")]
-    if len(entries) == 1 and entries[0].is_file() and entries[0].suffix.lower() in TABLE_SUFFIXES:
+    suffixes = TABLE_SUFFIXES | {WORKBOOK_SUFFIX}
+    if len(entries) == 1 and entries[0].is_file() and entries[0].suffix.lower() in suffixes:
         return TABLE_KIND
     return None
 
@@ -94,9 +96,15 @@ def describe_table_upload(root: Path) -> dict[str, Any]:
         raise DatasetError(
             f"{filename}: {size} bytes is above the limit of {MAX_TABLE_BYTES} for a table", code="too_large"
         )
-    target = root / f"{TABLE_NAME}{received.suffix.lower()}"
-    check_table_shape(received, target.suffix, filename)
-    os.replace(received, target)
+    if received.suffix.lower() == WORKBOOK_SUFFIX:  # stored as the CSV of its first sheet
+        target = root / f"{TABLE_NAME}.csv"
+        workbook_to_csv(received, target, filename)
+        received.unlink()
+        check_table_shape(target, target.suffix, filename)
+    else:
+        target = root / f"{TABLE_NAME}{received.suffix.lower()}"
+        check_table_shape(received, target.suffix, filename)
+        os.replace(received, target)
     try:
         # Categories counted per column, vectorised, before the cells are converted one by one.
         table = read_table(target, max_categories=MAX_CATEGORIES)

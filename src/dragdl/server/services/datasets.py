@@ -47,8 +47,8 @@ MAX_ARCHIVE_BYTES = 8 * 1024**3
 MAX_ARCHIVE_RATIO = 200.0
 MAX_IMAGE_PIXELS = 40_000_000
 """The engine's DEFAULT_PIXEL_LIMIT, repeated here so that reading it needs no torch import."""
-TABLE_SUFFIXES = (".csv", ".tsv", ".parquet")
-"""engine.data.tables.TABLE_SUFFIXES (not imported: that module loads torch)."""
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".xlsx")
+"""engine.data.tables.TABLE_SUFFIXES and an Excel workbook (not imported: that module loads torch)."""
 UPLOADED_NODE = "dataset.uploaded"
 """The node type that reads an uploaded image dataset by its id."""
 TABLE_NODE = "dataset.table"
@@ -222,8 +222,8 @@ def ingest(
         else:
             odd = next(f.filename for f in files if Path(f.filename).suffix.lower() != ".npy")
             raise UploadError(
-                f"{odd!r} is neither a .zip archive, a .npy bitmap file nor a table (.csv, .tsv, .parquet) "
-                "(upload a zip of class folders, a zip with a CSV and its images, one .npy per class, "
+                f"{odd!r} is neither a .zip archive, a .npy bitmap file nor a table (.csv, .tsv, .parquet, "
+                ".xlsx) (upload a zip of class folders, a zip with a CSV and its images, one .npy per class, "
                 "or one table file)",
                 status_code=415,
             )
@@ -273,7 +273,10 @@ def _relative(message: str, directory: Path, root: Path, files: list[ReceivedFil
 def _is_zip(received: ReceivedFile) -> bool:
     import zipfile
 
-    return received.filename.lower().endswith(".zip") or zipfile.is_zipfile(received.path)
+    name = received.filename.lower()
+    if name.endswith(".xlsx"):  # a zip too, but a table: the table input type reads it
+        return False
+    return name.endswith(".zip") or zipfile.is_zipfile(received.path)
 
 
 def _place_bitmaps(files: list[ReceivedFile], root: Path) -> None:
