@@ -55,3 +55,5 @@ def test_a_request_problems_input_is_quoted_only_while_short() -> None:
     for big in ("x" * 10**6, [{}] * 10**6, {str(i): i for i in range(10**5)}, b"y" * 10**6, 10**5000):
         shown = _bounded_input(big)
         assert isinstance(shown, str) and len(shown) <= MAX_QUOTED_INPUT + 1
+    assert _bounded_input([{}] * 10**6).startswith("[{}, {}, {}")
+    assert _bounded_input({"k": "v" * 300}).startswith("{'k': 'vvv")

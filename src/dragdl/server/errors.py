@@ -9,6 +9,7 @@ server to it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -125,17 +126,23 @@ def _start(value: Any) -> str:
     if isinstance(value, int):
         return str(value)[:MAX_QUOTED_INPUT] if value.bit_length() < 14_000 else "a very large integer"
     if isinstance(value, dict):
-        parts = (f"{_start(key)!r}: {_start(item)}" for key, item in value.items())
-        return "{" + _joined(parts)
+        parts = (f"{_inner(key)}: {_inner(item)}" for key, item in value.items())
+        return "{" + _joined(parts) + "}"
     if isinstance(value, list | tuple):
-        return "[" + _joined(_start(item) for item in value)
+        return "[" + _joined(_inner(item) for item in value) + "]"
     return repr(value)[:MAX_QUOTED_INPUT]
 
 
-def _joined(parts: Any) -> str:
+def _inner(value: Any) -> str:
+    """A value inside a list or a dict as `_start` quotes it, a text in quotes."""
+    return repr(value[:MAX_QUOTED_INPUT]) if isinstance(value, str) else _start(value)
+
+
+def _joined(parts: Iterable[str]) -> str:
+    """The parts with commas between them, as far as MAX_QUOTED_INPUT characters."""
     text = ""
     for part in parts:
-        text += part + ", "
+        text += (", " if text else "") + part
         if len(text) > MAX_QUOTED_INPUT:
             break
     return text
