@@ -22,6 +22,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 from tests.engine.data.sequence_samples import series_set, ts_text
+from tests.server.asgi import StreamedRequest, stream
 from tests.server.test_sweep_bounds import LR, settled_sweep
 
 from dragdl.engine.inputs import table_upload
@@ -137,7 +138,8 @@ def test_an_upload_is_refused_with_503_while_the_pool_is_full(
         assert response.status_code == 503, response.text
         assert response.headers["Retry-After"] == "5"
         assert "busy" in response.json()["detail"]
-        assert list(settings.datasets_dir.iterdir()) == []  # nothing left behind
+        # Nothing left behind (refused before the body was received: nothing was put there).
+        assert not settings.datasets_dir.exists() or list(settings.datasets_dir.iterdir()) == []
     finally:
         release.set()
         holding.join()
@@ -146,7 +148,7 @@ def test_an_upload_is_refused_with_503_while_the_pool_is_full(
 
 
 def test_one_users_uploads_leave_room_for_another_users(
-    user_client: TestClient, other_client: TestClient, app: FastAPI
+    client: TestClient, user_client: TestClient, other_client: TestClient, app: FastAPI
 ) -> None:
     pool = CpuPool(0, waiting=2)  # three jobs at a time, at most two of one user's
     shared, app.state.cpu_pool = app.state.cpu_pool, pool
@@ -174,6 +176,15 @@ def test_one_users_uploads_leave_room_for_another_users(
         assert again.status_code == 503, again.text
         assert again.headers["Retry-After"] == "5"
         assert "your own 2 uploads are still being read" in again.json()["detail"]
+        token = user_client.post("/api/auth/tokens", json={"name": "t"}).json()["token"]
+        streamed = StreamedRequest(
+            "POST",
+            "/api/datasets",
+            {"content-type": "multipart/form-data; boundary=b", "authorization": f"Bearer {token}"},
+            [b"--b\r\n" + b"\0" * 1024**2] * 8,
+        )
+        stream(client, app, streamed)
+        assert streamed.status == 503 and streamed.read == 0  # refused before its body is received
         # Another user's upload still goes in (run here by the zero-worker pool).
         assert upload(other_client, "t.csv", b"x,y\n1,2\n").status_code == 201
         holding.append(hold(None))  # the pool is now full: everyone waits

@@ -119,8 +119,10 @@ async def upload_dataset(
     """
     dataset_id = new_id()
     directory = service.dataset_dir(settings, dataset_id)
+    share = request.app.state.cpu_pool.for_owner(user.id)  # the user's share of the pool
     try:
         await run_in_threadpool(limits.check_dataset_room, db, settings, user, None)
+        share.check_room()  # before the body: a user over their share sends it for nothing
         form = await receive_multipart(
             request, directory / "incoming", settings.max_upload_bytes, service.MAX_UPLOAD_FILES
         )
@@ -132,7 +134,7 @@ async def upload_dataset(
             dataset_id,
             form.files,
             form.fields.get("name"),
-            request.app.state.cpu_pool.for_owner(user.id),  # a user's share of it
+            share,
             {key: value for key, value in form.fields.items() if key != "name"},
         )
     except UploadError as exc:

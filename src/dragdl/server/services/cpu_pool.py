@@ -113,23 +113,33 @@ class CpuPool:
         finally:
             self._leave()
 
+    def check_room(self) -> None:
+        """PoolBusy if a job would be refused now: an upload asks before its body is received."""
+        with self._state.lock:
+            self._refused()
+
     def _admit(self) -> None:
         state, owner = self._state, self.owner
         with state.lock:
-            owned = state.owned.get(owner, 0) if owner is not None else 0
-            if owner is not None and owned >= self.per_owner:
-                raise PoolBusy(
-                    f"your own {owned} uploads are still being read (at most {self.per_owner} at a "
-                    f"time); try again in {RETRY_AFTER_S} seconds, once one of them is done"
-                )
-            if state.jobs >= self.capacity:
-                raise PoolBusy(
-                    f"the server is busy with {self.capacity} other uploads or computations; try "
-                    f"again in {RETRY_AFTER_S} seconds"
-                )
+            self._refused()
             state.jobs += 1
             if owner is not None:
-                state.owned[owner] = owned + 1
+                state.owned[owner] = state.owned.get(owner, 0) + 1
+
+    def _refused(self) -> None:
+        """PoolBusy if there is no room for a job of this owner (with the state's lock held)."""
+        state, owner = self._state, self.owner
+        owned = state.owned.get(owner, 0) if owner is not None else 0
+        if owner is not None and owned >= self.per_owner:
+            raise PoolBusy(
+                f"your own {owned} uploads are still being read (at most {self.per_owner} at a "
+                f"time); try again in {RETRY_AFTER_S} seconds, once one of them is done"
+            )
+        if state.jobs >= self.capacity:
+            raise PoolBusy(
+                f"the server is busy with {self.capacity} other uploads or computations; try "
+                f"again in {RETRY_AFTER_S} seconds"
+            )
 
     def _leave(self) -> None:
         state, owner = self._state, self.owner
