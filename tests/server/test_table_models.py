@@ -188,7 +188,8 @@ def test_a_semicolon_csv_batch_is_read_by_its_columns(
 ) -> None:
     rows, _ = table_rows("diabetes", 10)
     by_json = rows_of(user_client, models["diabetes"], rows).json()["predictions"]
-    data = b"\xef\xbb\xbf" + as_csv(rows).replace(b",", b";").replace(b"\n", b"\r\n")
+    # Excel's European CSV: ';'-separated, decimal commas, a byte-order mark, CRLF line ends.
+    data = b"\xef\xbb\xbf" + as_csv(rows).replace(b",", b";").replace(b".", b",").replace(b"\n", b"\r\n")
     response = csv_of(user_client, models["diabetes"], data)
     assert response.status_code == 200, response.text
     assert np.allclose([p["value"] for p in response.json()["predictions"]], [p["value"] for p in by_json])

@@ -287,7 +287,8 @@ def test_a_train_node_that_refuses_rows_without_a_target_refuses_them_in_the_scr
 
 
 def test_an_uploaded_semicolon_csv_trains_and_its_script_reads_it(tmp_path: Path) -> None:
-    """Excel's CSV in many European locales: ';'-separated, a UTF-8 byte-order mark, CRLF line ends.
+    """Excel's CSV in many European locales: ';'-separated with decimal commas, a UTF-8 byte-order
+    mark, CRLF line ends.
     The engine reads its real columns (not one), trains on it, and the exported script reads it
     with the same separator."""
     from dragdl.engine.data.base import DataContext, UploadedDataset
@@ -295,7 +296,8 @@ def test_an_uploaded_semicolon_csv_trains_and_its_script_reads_it(tmp_path: Path
     stored = tmp_path / "uploads" / "eu"
     stored.mkdir(parents=True)
     write_csv(stored / "table.csv")
-    text = (stored / "table.csv").read_text(encoding="utf-8").replace(",", ";").replace("\n", "\r\n")
+    text = (stored / "table.csv").read_text(encoding="utf-8").replace(",", ";").replace(".", ",")
+    text = text.replace("\n", "\r\n")  # decimal commas too: '170,23
     (stored / "table.csv").write_bytes(text.encode("utf-8-sig"))
     graph = csv_graph()
     graph["nodes"][0]["params"] = {"source": "uploaded", "dataset_id": "eu", "target": "kind"}
@@ -303,6 +305,7 @@ def test_an_uploaded_semicolon_csv_trains_and_its_script_reads_it(tmp_path: Path
     ctx = DataContext(data_dir=tmp_path, allow_download=False, uploaded=uploaded)
     plan = compile_graph(graph, ctx)
     assert list(plan.source.features.columns) == ["height", "colour", "weight", "note"]
+    assert plan.source.features.columns["weight"].dtype.kind == "f"  # '70,5' read as 70.5
     source = generate_script(graph, ctx)
     lint(source)
     assert 'pd.read_csv(path, sep=";", dtype=str)' in source

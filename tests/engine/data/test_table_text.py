@@ -32,3 +32,15 @@ def test_a_semicolon_csv_is_read_with_its_columns_for_training_and_prediction(tm
     table = read_table(path)
     assert table.names == ["size", "colour", "kind"] and table.kind("size") == "number"
     assert read_rows(path)[1] == {"size": "2", "colour": None, "kind": "b"}
+
+
+def test_decimal_commas_in_a_semicolon_file_are_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "eu.csv"
+    path.write_bytes(b"a;b;t\r\n1,5;-0,25;x\r\n3;1,5e-05;1,2\r\n")
+    table = read_table(path)
+    assert table.kind("a") == "number" and table.columns["a"].tolist() == [1.5, 3.0]
+    assert table.columns["b"].tolist() == [-0.25, 1.5e-05]
+    assert table.columns["t"].tolist() == ["x", "1.2"]  # every reader reads each cell alike
+    # A comma-separated file keeps its cells as written (a quoted "1,5" is text there).
+    path.write_text('a,t\n"1,5",x\n', encoding="utf-8")
+    assert read_table(path).columns["a"].tolist() == ["1,5"]

@@ -33,7 +33,7 @@ from dragdl.engine.compile.codegen_inputs import (
 )
 from dragdl.engine.compile.codegen_tasks import TARGET_COLUMN
 from dragdl.engine.data.base import DataContext, Source
-from dragdl.engine.data.table_text import default_separator, file_separator
+from dragdl.engine.data.table_text import DECIMAL_COMMA, default_separator, file_separator
 from dragdl.engine.data.tables import TableSource
 from dragdl.engine.graph.spec import Graph
 from dragdl.engine.inputs.tables import TABLE
@@ -228,6 +228,11 @@ return columns, {name}
     else:
         separator = json.dumps(sep or default_separator(params.path))
         read = f"pd.read_csv(path, sep={separator}, dtype=str)  # cells as written"
+        if separator == '";"':  # the comma is the decimal mark, as the engine reads it
+            read += (
+                f'\ndecimal = r"{DECIMAL_COMMA}"  # 1,5 is 1.5'
+                '\nframe = frame.replace(decimal, r"\\1.\\2", regex=True)'
+            )
     return f"""# A table file whose first row names the columns.
 import pandas as pd
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import re
 from pathlib import Path
 
 SEPARATORS = (",", ";", "\t", "|")
@@ -19,6 +20,19 @@ SEPARATORS = (",", ";", "\t", "|")
 SAMPLE_BYTES = 64 * 1024
 """The bytes the separator is told from (whole lines of them)."""
 SAMPLE_LINES = 50
+
+
+DECIMAL_COMMA = r"^\s*([+-]?\d+),(\d+(?:[eE][+-]?\d+)?)\s*$"
+"""A number written with a decimal comma ('1,5', '-0,25'), as in a ';'-separated file Excel writes
+where the comma is the decimal mark. In such a file each cell like this is read as '1.5', the same
+rule in every reader (training, predictions, the exported script), so a model sees the same values.
+Thousands separators ('1.234,5') are not read as numbers: such a column stays text."""
+_DECIMAL_COMMA = re.compile(DECIMAL_COMMA)
+
+
+def decimal_point(cell: str) -> str:
+    """`cell` with a decimal comma written as a point ('1,5' -> '1.5'); other cells as they are."""
+    return _DECIMAL_COMMA.sub(r"\1.\2", cell)
 
 
 def default_separator(filename: str) -> str:

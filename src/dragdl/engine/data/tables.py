@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from dragdl.engine.data.base import DatasetError, DatasetInfo, Source
-from dragdl.engine.data.table_text import file_separator, separator_name
+from dragdl.engine.data.table_text import DECIMAL_COMMA, file_separator, separator_name
 from dragdl.engine.payloads import ColumnInfo, ColumnKind
 
 TableName = Literal["iris", "wine", "breast_cancer", "diabetes"]
@@ -275,7 +275,7 @@ def _read_delimited(path: Path, sep: str) -> Any:
         warnings.simplefilter("error", pd.errors.ParserWarning)
         _check_header_names(path, sep)
         try:
-            return pd.read_csv(
+            frame = pd.read_csv(
                 path,
                 sep=sep,
                 dtype=str,
@@ -291,6 +291,8 @@ def _read_delimited(path: Path, sep: str) -> Any:
                 field="path",
                 code="dataset_invalid",
             ) from None
+    # Where ';' separates, the comma is the decimal mark (Excel in many European locales).
+    return frame.replace(DECIMAL_COMMA, r"\1.\2", regex=True) if sep == ";" else frame
 
 
 def _read_frame(path: Path) -> Any:

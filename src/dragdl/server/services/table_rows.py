@@ -13,7 +13,7 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from dragdl.engine.data.table_text import detect_separator
+from dragdl.engine.data.table_text import decimal_point, detect_separator
 from dragdl.server.services.prediction import PredictionInputError
 
 MAX_CSV_ROWS = 100_000
@@ -72,6 +72,8 @@ def read_csv_rows(data: bytes, filename: str, columns: Sequence[str]) -> list[di
                 raise PredictionInputError(
                     f"{filename}: row {len(rows) + 1} has {len(cells)} fields, the header {len(names)}"
                 )
+            if separator == ";":  # the comma is the decimal mark, as training read the table
+                cells = [decimal_point(cell) for cell in cells]
             rows.append(dict(zip(names, cells, strict=True)))
     except csv.Error as exc:
         raise PredictionInputError(f"{filename}: not a readable CSV file ({exc})") from None
