@@ -244,3 +244,44 @@ def test_a_penguin_table_from_upload_to_a_classifier_a_regressor_and_batch_predi
     for mass, row in zip(masses, truth, strict=True):
         assert abs(mass - float(row["body_mass_g"])) < 900, f"predicted {mass} g for {row}"
     page.screenshot(path=artifacts / f"{shot}-08-regressor-batch.png", full_page=True)
+
+
+@pytest.mark.parametrize(("page", "language"), [("en", "en"), ("zh", "zh")], indirect=["page"])
+def test_use_in_editor_on_a_table_opens_a_graph_that_trains(
+    page: Any, language: str, artifacts: Path, tmp_path: Path
+) -> None:
+    """Issue 19 review: "Use in editor" on an uploaded table, nothing open in the editor, placed the
+    table node alone ("the graph needs a train node"). It opens a starter graph now: the table with
+    its last column (sex, a category) as target, the preparation, Linear 64, ReLU, Linear auto and
+    a classifier, valid and trained without a change."""
+    from playwright.sync_api import expect
+
+    shot = f"table-starter-{language}"
+    table = penguins(tmp_path / f"starter_{language}.csv")
+    upload(page, table, artifacts, shot)
+    row = page.locator("tr", has=page.get_by_role("button", name=table.stem, exact=True))
+    row.locator('[data-action="use-in-editor"]').click()
+    expect(page).to_have_url(re.compile(r"/editor$"))
+    nodes = page.locator(".react-flow__node")
+    expect(nodes).to_have_count(8, timeout=30_000)
+    kinds = [nodes.nth(i).get_attribute("data-id") for i in range(8)]
+    assert kinds == [
+        "table-1",
+        "impute-1",
+        "standardize-1",
+        "onehot-1",
+        "linear-1",
+        "relu-1",
+        "linear-2",
+        "classifier-1",
+    ], kinds
+    expect(page.locator(".toolbar__name")).to_have_value(table.stem)
+    expect(page.locator(".toolbar .status")).to_have_class(re.compile("status--good"), timeout=60_000)
+    # Left to right, in one row.
+    xs = [nodes.nth(i).bounding_box()["x"] for i in range(8)]
+    assert xs == sorted(xs) and len(set(xs)) == 8, xs
+    page.screenshot(path=artifacts / f"{shot}-02-editor.png")
+    train(page)
+    accuracy = float(page.locator('[data-kpi="test-accuracy"] .kpi__value').first.inner_text().rstrip("%"))
+    assert accuracy > 50, f"test accuracy {accuracy}%"
+    page.screenshot(path=artifacts / f"{shot}-03-trained.png")

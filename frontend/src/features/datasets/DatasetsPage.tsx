@@ -18,6 +18,7 @@ import {
 import { useConfirm } from '../../ui/ConfirmDialog';
 import { openDatasetInEditor } from './openInEditor';
 import { asDatasetNode } from '../editor/logic/datasetNode';
+import { asColumns } from '../editor/logic/tableStarter';
 import { ApiError } from '../../api/client';
 import { errorText } from '../../i18n/errorText';
 import { useCatalog } from '../catalog/CatalogProvider';
@@ -286,17 +287,22 @@ export default function DatasetsPage() {
                         type="button"
                         className="btn btn--small btn--primary"
                         data-action="use-in-editor"
-                        onClick={() =>
-                          void openDatasetInEditor(
-                            { id: dataset.id, name: dataset.name, node: asDatasetNode(dataset.node) },
-                            confirm,
-                            t,
-                          ).then((outcome) => {
-                            if (outcome === 'used')
-                              notify({ kind: 'success', message: t('datasets.usedInEditor', { name: dataset.name }) });
-                            else if (outcome === 'failed') notify({ kind: 'error', message: t('datasets.useFailed') });
-                          })
-                        }
+                        onClick={() => {
+                          const used = {
+                            id: dataset.id,
+                            name: dataset.name,
+                            node: asDatasetNode(dataset.node),
+                            columns: asColumns(dataset.columns),
+                          };
+                          void openDatasetInEditor(used, confirm, t, catalog).then((outcome) => {
+                            if (outcome === 'used' || outcome === 'started') {
+                              const done =
+                                outcome === 'started' ? 'datasets.usedTableInEditor' : 'datasets.usedInEditor';
+                              notify({ kind: 'success', message: t(done, { name: dataset.name }) });
+                            } else if (outcome === 'failed')
+                              notify({ kind: 'error', message: t('datasets.useFailed') });
+                          });
+                        }}
                         aria-label={`${t('datasets.useInEditor')}: ${dataset.name}`}
                       >
                         {t('datasets.useInEditor')}

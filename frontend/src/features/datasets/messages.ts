@@ -74,6 +74,11 @@ const en = {
     useTitle: 'Change the graph open in the editor?',
     useBody:
       '“{{dataset}}” becomes the dataset of “{{graph}}”, the graph open in the editor. Undo there brings the old one back.',
+    useTableTitle: 'Replace the graph open in the editor?',
+    useTableBody:
+      '“{{dataset}}” opens as a new graph that trains as it is (the table prepared, a small network and a train node for its last column), in place of “{{graph}}”. Undo there brings “{{graph}}” back.',
+    usedTableInEditor:
+      '“{{name}}” opened as a new graph, ready to train: choose another target in its table node if needed',
     delete: 'Delete',
     deleteTitle: 'Delete this dataset?',
     deleteBody: '“{{name}}” and its files are deleted. Graphs that read it stop validating. This cannot be undone.',
@@ -166,6 +171,10 @@ const zh: Widen<typeof en> = {
     useFailed: '无法修改编辑器草稿（浏览器存储被禁用）。',
     useTitle: '修改编辑器中打开的图？',
     useBody: '“{{dataset}}”将成为编辑器中打开的图“{{graph}}”的数据集。在编辑器中撤销即可恢复原来的数据集。',
+    useTableTitle: '替换编辑器中打开的图？',
+    useTableBody:
+      '“{{dataset}}”将作为一个新图打开，可以直接训练（已准备好表格、一个小网络和预测最后一列的训练节点），替换“{{graph}}”。在编辑器中撤销即可恢复“{{graph}}”。',
+    usedTableInEditor: '“{{name}}”已作为新图打开，可以直接训练：如需预测其他列，请在表格节点中选择目标列',
     delete: '删除',
     deleteTitle: '删除此数据集？',
     deleteBody: '“{{name}}”及其文件将被删除。读取它的图将无法通过验证。此操作无法撤销。',

@@ -3,6 +3,7 @@
 import type { GraphSpec } from '../../api/types';
 import { parseGraphJson } from './logic/convert';
 import { asDatasetNode, type DatasetNodeSpec } from './logic/datasetNode';
+import { asColumns, type TableColumn } from './logic/tableStarter';
 
 const DRAFT_KEY = 'dragdl.editor.draft';
 
@@ -93,7 +94,7 @@ export function openGraphState(): { name: string; nodes: number; unsaved: boolea
  * undoable step there.
  */
 export type EditRequest =
-  | { kind: 'dataset'; dataset: { id: string; name: string; node?: DatasetNodeSpec } }
+  | { kind: 'dataset'; dataset: { id: string; name: string; node?: DatasetNodeSpec; columns?: TableColumn[] } }
   | { kind: 'graph'; graph: GraphSpec; name: string };
 
 const REQUEST_KEY = 'dragdl.editor.request';
@@ -117,7 +118,11 @@ export function takeEditRequest(): EditRequest | null {
     if (value.kind === 'dataset' && typeof value.dataset?.id === 'string') {
       const { id, name } = value.dataset;
       const node = asDatasetNode(value.dataset.node);
-      return { kind: 'dataset', dataset: { id, name: String(name ?? ''), ...(node ? { node } : {}) } };
+      const columns = asColumns(value.dataset.columns);
+      return {
+        kind: 'dataset',
+        dataset: { id, name: String(name ?? ''), ...(node ? { node } : {}), ...(columns ? { columns } : {}) },
+      };
     }
     if (value.kind === 'graph') {
       const parsed = parseGraphJson(JSON.stringify(value.graph));

@@ -11,6 +11,7 @@ import type { Choose, Confirm, Question } from '../../ui/ConfirmDialog';
 import { useNotify } from '../../ui/toast';
 import type { CatalogIndex } from '../catalog/catalogIndex';
 import { fitsGraph, nameForDataset, UPLOADED_TYPE, withUploadedDataset } from './logic/datasetNode';
+import { tableGoesIntoGraph, tableStarterGraph } from './logic/tableStarter';
 import { flowToGraph, graphToFlow, parseGraphJson } from './logic/convert';
 import { sameName, saveKind } from './logic/saveKind';
 import type { LayoutView } from './logic/layout';
@@ -195,6 +196,19 @@ export function useGraphDocument({
       load({ ...request.graph, version: 1, name: request.name || request.graph.name || 'Untitled' });
     } else if (request?.kind === 'dataset') {
       const type = request.dataset.node?.type ?? UPLOADED_TYPE;
+      // A table opens a starter graph that trains as it is (a new graph, named after the table),
+      // unless the open graph is a table graph that trains already: then its table is swapped.
+      const starter =
+        request.dataset.node && request.dataset.columns && !tableGoesIntoGraph(graphNow.current, catalog)
+          ? tableStarterGraph({ ...request.dataset, node: request.dataset.node, columns: request.dataset.columns })
+          : null;
+      if (starter) {
+        detach();
+        loadGraph(starter);
+        fitSoon();
+        selectOnly([starter.nodes[0]!.id]);
+        return;
+      }
       // A dataset of another port type (a table for an image CNN) starts a new graph of its own.
       const start = fitsGraph(graphNow.current, type, catalog)
         ? graphNow.current
@@ -211,7 +225,7 @@ export function useGraphDocument({
       loadGraph({ ...graph, name });
       selectOnly([nodeId]);
     }
-  }, [load, loadGraph, selectOnly, catalog, detach]);
+  }, [load, loadGraph, selectOnly, catalog, detach, fitSoon]);
 
   return { load, openTemplate, openSaved, save, saveAs, newGraph, exportGraph, importFile };
 }

@@ -61,11 +61,26 @@ function upstreamKinds(nodeId: string, nodes: readonly EditorNode[], edges: read
 
 /** The preparation codes the table's columns call for: validation names only its first problem. */
 function tableNeeds(dataset: DatasetSummary | null | undefined): string[] {
-  const columns = dataset?.columns ?? [];
+  return columnNeeds(dataset?.columns ?? []);
+}
+
+type ColumnFacts = Pick<NonNullable<DatasetSummary['columns']>[number], 'kind' | 'missing'>;
+
+function columnNeeds(columns: readonly ColumnFacts[]): string[] {
   return [
     ...(columns.some((column) => column.missing > 0) ? ['missing_values'] : []),
     ...(columns.some((column) => column.kind !== 'number') ? ['text_feature'] : []),
   ];
+}
+
+/**
+ * The operators a table's input columns need before a first layer, in pipeline order (what the
+ * Prepare button would insert once validation asked): Standardize always, Fill missing values
+ * and One-hot where a column has missing values or text.
+ */
+export function preparationTypes(inputColumns: readonly ColumnFacts[]): string[] {
+  const codes = new Set(columnNeeds(inputColumns));
+  return PREPARATION.filter((step) => step.code === null || codes.has(step.code)).map((step) => step.type);
 }
 
 /**
