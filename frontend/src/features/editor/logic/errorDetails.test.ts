@@ -140,6 +140,16 @@ const SAMPLES: Sample[] = [
     'Cut_TRAIN.ts, line 40: no label after the values (the file ends in the middle of this line: it looks truncated)',
   ],
   ['value_invalid', "walk.csv, line 3, column 2: 'abc' is not a number"],
+  // The point cloud readers (engine/data/point_files.py, inputs/point_decode.py).
+  ['bad_file', 'chair.off, line 3: 2 values where a vertex needs 3'],
+  ['file_too_large', 'scan.ply: larger than 67,108,864 bytes'],
+  ['too_many_samples', 'many.npy: 2000 clouds, more than the 1000 a request may hold'],
+  // Validation's cap on the network's size (engine/analysis/size.py).
+  [
+    'model_too_large',
+    'the network has 4,297,195,522 parameters, over the limit of 200,000,000; hidden2 (Linear (Dense)) holds 4,295,032,832 of them (99.9%): make its layers narrower',
+    { requested: '4,297,195,522', limit: '200,000,000', largest: '4,295,032,832' },
+  ],
   // Admission of a distributed run (server/services/admission.py).
   [
     'worker_share_too_small',

@@ -29,13 +29,16 @@ const PATTERNS: Record<string, RegExp[]> = {
   ...Object.fromEntries(
     [
       'all_missing',
+      'bad_file',
       'dataset_empty',
+      'file_too_large',
       'file_type',
       'label_unknown',
       'labels_missing',
       'npy_pickled',
       'row_invalid',
       'too_large',
+      'too_many_samples',
       'truncated',
       'value_invalid',
     ].map((code) => [code, [FILE_WHERE]]),
