@@ -240,3 +240,47 @@ def test_jobs_run_in_a_worker_and_their_errors_come_back(monkeypatch: pytest.Mon
         assert replaced not in (worker, os.getpid())
     finally:
         pool.close()
+
+
+POOL_OWNER = """
+import os, sys
+from dragdl.server.services.cpu_pool import CpuPool
+
+pool = CpuPool(1)
+print(pool.run(os.getpid), flush=True)  # the worker's pid, once it runs
+sys.stdin.read()  # wait to be killed
+"""
+
+
+def test_a_killed_servers_workers_end_by_themselves() -> None:
+    """A server killed with SIGKILL cannot end its pool: its worker notices and exits."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    owner = subprocess.Popen(
+        [sys.executable, "-c", POOL_OWNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert owner.stdout is not None
+        worker = int(owner.stdout.readline())
+        os.kill(worker, 0)  # running
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while _alive(worker):
+            assert time.monotonic() < deadline, f"pool worker {worker} outlived its killed server"
+            time.sleep(0.2)
+    finally:
+        owner.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # An exited child of init is reaped at once; a zombie counts as ended.
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        return stat.read().split(") ", 1)[1][0] != "Z"

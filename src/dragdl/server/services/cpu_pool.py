@@ -31,6 +31,7 @@ import multiprocessing
 import os
 import pickle
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -44,6 +45,8 @@ WAITING = 4
 """Jobs that may wait for a worker; more are refused at once."""
 NICENESS = 5
 """Added to the workers' nice value: the server's own requests (a health check, a poll) go first."""
+PARENT_CHECK_S = 1.0
+"""How often a worker checks that the server that started it still runs."""
 RETRY_AFTER_S = 5
 """What a client refused with `PoolBusy` is told to wait."""
 PER_OWNER = 2
@@ -161,7 +164,7 @@ class CpuPool:
         with self._state.lock:
             if self._state.executor is None:
                 self._state.executor = ProcessPoolExecutor(
-                    self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+                    self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker
                 )
             return self._state.executor
 
@@ -176,8 +179,21 @@ _SHARED: dict[int, CpuPool] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def _lower_priority() -> None:
+def _start_worker() -> None:
+    """In each new worker: a lower CPU priority, and an end of its own when the server is gone.
+
+    A server killed with SIGKILL (or by the OOM killer) cannot end its pool, and a spawned worker
+    waiting for jobs would wait forever with its hundreds of megabytes: a test suite that starts and
+    kills servers left dozens. The worker watches its parent and exits once it has changed."""
     os.nice(NICENESS)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="cpu-pool-parent-watch", daemon=True).start()
 
 
 def _call(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
