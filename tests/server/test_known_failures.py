@@ -116,3 +116,15 @@ def test_a_prediction_file_too_wide_is_refused_before_it_is_parsed() -> None:
     with pytest.raises(PredictionInputError) as raised:
         read_csv_rows(tall, "tall.csv", ["c0"])
     assert "is above the limit of 2000000 cells" in raised.value.message
+
+
+def test_a_nul_character_in_a_name_is_a_400_on_every_database(user_client: TestClient) -> None:
+    """PostgreSQL cannot store NUL in text (SQLite can): a 400 naming the character, never a 500."""
+    empty = {"version": 1, "name": "g", "nodes": [], "edges": []}
+    saved = user_client.post("/api/graphs", json={"name": "g\x00h", "graph": empty})
+    if saved.status_code == 201:  # SQLite stores it; the graph is there, as sent
+        assert user_client.get(f"/api/graphs/{saved.json()['id']}").json()["name"] == "g\x00h"
+    else:
+        assert saved.status_code == 400, saved.text
+        assert "NUL character" in saved.json()["detail"]
+    assert user_client.post("/api/graphs", json={"name": "plain", "graph": empty}).status_code == 201

@@ -3,7 +3,9 @@
 - the database is down, or locked past its busy timeout: 503 with `Retry-After` (it passes; the
   scheduler and the workers wait for it the same way);
 - the data disk is full (ENOSPC or EDQUOT anywhere in the error's chain, or PyTorch's writer that
-  says so without an errno): 507 Insufficient Storage.
+  says so without an errno): 507 Insufficient Storage;
+- a text holds a NUL character, which PostgreSQL cannot store (SQLite can): 400 saying so, the
+  transaction rolled back, on every route that writes a name or a text.
 
 Each is logged as one warning line. Anything else goes on to Starlette's 500 as before. The
 middleware is the innermost one, so the security headers and the body limits wrap its answers too.
@@ -41,12 +43,22 @@ def known_answer(exc: BaseException) -> Response | None:
         current = current.__cause__ or current.__context__
     if any(is_transient_db_error(error) for error in chain):
         return database_unavailable()
+    if any(_nul_in_text(error) for error in chain):
+        return JSONResponse(
+            {"detail": "a text you sent holds a NUL character (\\x00), which cannot be stored: remove it"},
+            status_code=400,
+        )
     if is_disk_full(exc):
         return JSONResponse(
             {"detail": "the server's data disk is full: nothing was saved; try again once space is freed"},
             status_code=507,
         )
     return None
+
+
+def _nul_in_text(error: BaseException) -> bool:
+    # psycopg's DataError: "PostgreSQL text fields cannot contain NUL (0x00) bytes".
+    return type(error).__name__ == "DataError" and "NUL (0x00)" in str(error)
 
 
 class KnownFailuresMiddleware:
