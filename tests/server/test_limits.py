@@ -280,3 +280,20 @@ def test_each_new_trial_is_admitted_and_a_sweep_over_quota_starts_none(
     (settings.artifacts_dir / task.json()["id"] / "last.pt").write_bytes(b"x" * 6_000)
     over = check(db_session, user.id, copy.deepcopy(GRAPH), resources)
     assert over is not None and "artifact quota of 5000 bytes" in over
+
+
+def test_a_single_process_task_reserves_at_least_a_real_share_of_a_cpu(
+    user_client: TestClient, idle: None
+) -> None:
+    """A sliver of a CPU per task would let a few accounts start more processes than there are cores."""
+    sliver = user_client.post("/api/tasks", json={"graph": GRAPH, "resources": {"cpus": 0.0001}})
+    assert sliver.status_code == 422, sliver.text
+    (problem,) = sliver.json()["detail"]["errors"]
+    assert (problem["code"], problem["field"], problem["node_id"]) == (
+        "worker_share_too_small",
+        "resources.cpus",
+        "train",
+    )
+    assert "0.0001 CPUs" in problem["message"] and "at least 0.5" in problem["message"]
+    half = user_client.post("/api/tasks", json={"graph": GRAPH, "resources": {"cpus": 0.5}})
+    assert half.status_code == 201, half.text
