@@ -141,16 +141,16 @@ def within_caps(
     else:
         # One process, whatever its share: a sliver of a CPU would let a few accounts start more
         # processes than the machine has cores, each with its own memory.
-        asked, least = resources.get("cpus"), settings.min_cpus_per_worker
-        if asked is not None and asked < least:
+        share, least = resources.get("cpus"), settings.min_cpus_per_worker
+        if share is not None and share < least:
             error = GraphError(
                 code="worker_share_too_small",
-                message=f"the task asks for {asked:g} CPUs (resources.cpus), less than the {least:g} a "
+                message=f"the task asks for {share:g} CPUs (resources.cpus), less than the {least:g} a "
                 f"task's process must have: it is a whole process whatever its share. Ask for at least "
                 f"{least:g}",
                 node_id=node_id,
                 field="resources.cpus",
-                details={"requested": asked, "least": least},
+                details={"requested": share, "least": least},
             )
             raise GraphRejected("the task's process asks for too small a CPU share", [error])
     return cap_resources(settings, user, resources, node_id)
