@@ -114,7 +114,8 @@ def test_predict_a_folder_recursively_into_csv(bundle: Path, images: Path, tmp_p
     result = invoke("predict", bundle, images, "--csv", out)
     assert result.exit_code == 0, result.output
     assert "wrote 12 prediction(s)" in result.stdout
-    with out.open(newline="") as f:
+    assert out.read_bytes().startswith(b"\xef\xbb\xbf")  # UTF-8 with its mark, for Excel on Windows
+    with out.open(newline="", encoding="utf-8-sig") as f:
         rows = list(csv.reader(f))
     assert rows[0] == ["path", "predicted", "probability", *CLASSES]
     paths = [Path(r[0]) for r in rows[1:]]

@@ -116,7 +116,7 @@ def test_predict_json_and_an_escaped_csv(bundle: Path, files: dict[str, Path], t
     assert [b["label"] for b in body] == [a["label"] for a in expected(bundle, files)[:4]]
     out = tmp_path / "pred.csv"
     assert invoke("predict", bundle, files["ts"], "--csv", out).exit_code == 0
-    with out.open(newline="", encoding="utf-8") as f:
+    with out.open(newline="", encoding="utf-8-sig") as f:  # written with a BOM, for Excel
         rows = list(csv.reader(f))
     assert rows[0] == ["file", "sample", "predicted", "probability", "'=fast()", "slow"]
     assert [row[1] for row in rows[1:]] == ["1", "2", "3", "4"]
