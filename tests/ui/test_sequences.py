@@ -151,8 +151,8 @@ def test_equal_length_univariate_ts_from_upload_to_prediction(
     use_in_the_template(page, "WaveShapes")
     expect(page.locator(".toolbar .status")).to_have_text("Valid", timeout=30_000)
     expect(page.locator(".dedge__label").filter(has_text=f"48 {TIMES} 1 seq").first).to_be_visible()
-    page.locator(".react-flow__pane").click(position={"x": 8, "y": 8})
     facts = page.locator('.props__dataset[data-dataset="sequence"] p')
+    show_graph_panel(page, facts)
     expect(facts).to_have_text(f"120 sequences · 2 classes · 48 steps {TIMES} 1 feature")
     page.screenshot(path=artifacts / "sequences-02-editor.png")
 
@@ -184,8 +184,8 @@ def test_unequal_length_multivariate_ts_in_chinese(page: Any, artifacts: Path, t
     use_in_the_template(page, "Sensors")
     expect(page.locator(".toolbar .status")).to_have_text(re.compile("有效|Valid"), timeout=30_000)
     expect(page.locator(".dedge__label").filter(has_text=f"? {TIMES} 3 序列").first).to_be_visible()
-    page.locator(".react-flow__pane").click(position={"x": 8, "y": 8})
     facts = page.locator('.props__dataset[data-dataset="sequence"] p')
+    show_graph_panel(page, facts)
     expect(facts).to_have_text(f"120 个序列 · 2 个类别 · ? 步 {TIMES} 3 个特征")
     page.screenshot(path=artifacts / "sequences-zh-02-editor.png")
 
@@ -226,8 +226,8 @@ def test_the_lstm_templates_port_labels_read_whole(page: Any, artifacts: Path, r
     english = request.node.callspec.params["page"] == "en"
     lstm_port = node(page, "lstm").locator(".dnode__port--in")
     expect(lstm_port).to_have_text("sequence" if english else "序列 | 张量")
-    page.locator(".react-flow__pane").click(position={"x": 8, "y": 8})
     facts = page.locator('.props__dataset[data-dataset="sequence"] p')
+    show_graph_panel(page, facts)
     expected = f"5,000 sequences · 10 classes · 28 steps {TIMES} 28 features"
     expect(facts).to_have_text(expected if english else f"5,000 个序列 · 10 个类别 · 28 步 {TIMES} 28 个特征")
     page.screenshot(path=artifacts / f"sequences-lstm-ports-{'en' if english else 'zh'}.png")
@@ -275,3 +275,17 @@ def test_a_csv_recording_uploaded_with_its_window_trains_from_the_canvas(
     accuracy = float(page.locator('[data-kpi="test-accuracy"] .kpi__value').first.inner_text().rstrip("%"))
     assert accuracy >= 80, f"test accuracy {accuracy}%"
     page.screenshot(path=artifacts / "sequences-recording-04-curves.png")
+
+
+def show_graph_panel(page: Any, facts: Any) -> None:
+    """Click the empty canvas until the graph's own panel (with the dataset facts) shows: an opened
+    graph selects its dataset node once its cards are measured, which may come after a first click."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(5):
+        page.locator(".react-flow__pane").click(position={"x": 8, "y": 8})
+        try:
+            facts.wait_for(state="visible", timeout=3_000)
+            return
+        except PlaywrightTimeout:
+            continue
