@@ -120,6 +120,23 @@ def apply_stages(stages: Sequence[OpStage], x: Tensor, samples: Sequence[int] | 
     return x
 
 
+def apply_batch_stages(stages: Sequence[OpStage], x: Tensor, samples: np.ndarray, sample: str) -> Tensor:
+    """A batch of float samples `x` (B, ...) through `stages`, as the sequence and point cloud
+    inputs run their deterministic operators; an operator giving NaN or infinity is named with the
+    first sample concerned (`sample` is its word: "sequence", "point cloud")."""
+    for stage in stages:
+        x = stage.transform(x)
+        finite = torch.isfinite(x).flatten(1).all(1)
+        if not bool(finite.all()):
+            row = int((~finite).nonzero()[0, 0])
+            raise NonFiniteError(
+                f"the operator {stage.label or stage.node_id} produced NaN or infinite values for "
+                f"{sample} {int(samples[row])} of the dataset; make it give finite values, or remove it",
+                stage.node_id,
+            )
+    return x
+
+
 def _non_finite(stage: OpStage, x: Tensor, samples: Sequence[int] | None) -> NonFiniteError:
     bad = ~torch.isfinite(x)
     row = int(bad.flatten(1).any(1).nonzero()[0, 0]) if x.ndim == 4 else 0

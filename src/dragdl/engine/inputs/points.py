@@ -27,7 +27,7 @@ from dragdl.engine.data.batches import BatchSource, ImageFetch, LoaderBatches, S
 from dragdl.engine.data.pipeline import Pipeline
 from dragdl.engine.data.points import PointSource
 from dragdl.engine.data.splits import Splits
-from dragdl.engine.data.stages import NonFiniteError, OpStage
+from dragdl.engine.data.stages import OpStage, apply_batch_stages
 from dragdl.engine.inputs.base import (
     BatchSettings,
     InputType,
@@ -167,24 +167,8 @@ def run_operators(source: PointSource, indices: np.ndarray, stages: tuple[OpStag
     for start in range(0, len(indices), chunk):
         x = torch.from_numpy(values[start : start + chunk])
         with torch.no_grad():
-            parts.append(_apply(stages, x, indices[start : start + chunk]))
+            parts.append(apply_batch_stages(stages, x, indices[start : start + chunk], "point cloud"))
     return torch.cat(parts)
-
-
-def _apply(stages: tuple[OpStage, ...], x: Tensor, samples: np.ndarray) -> Tensor:
-    """`x` (B, N, C) through `stages`; an operator giving NaN or infinity is named with the first
-    cloud concerned."""
-    for stage in stages:
-        x = stage.transform(x)
-        finite = torch.isfinite(x).flatten(1).all(1)
-        if not bool(finite.all()):
-            row = int((~finite).nonzero()[0, 0])
-            raise NonFiniteError(
-                f"the operator {stage.label or stage.node_id} produced NaN or infinite values for "
-                f"point cloud {int(samples[row])} of the dataset; make it give finite values, or remove it",
-                stage.node_id,
-            )
-    return x
 
 
 def _clouds(source: Source) -> PointSource:

@@ -37,7 +37,12 @@ from dragdl.engine.data.batches import (
 from dragdl.engine.data.pipeline import FIT_MAX_IMAGES, Pipeline
 from dragdl.engine.data.sequences import SequenceSource
 from dragdl.engine.data.splits import Splits
-from dragdl.engine.data.stages import FittedTransform, NonFiniteError, OpStage, derive_seed
+from dragdl.engine.data.stages import (
+    FittedTransform,
+    OpStage,
+    apply_batch_stages,
+    derive_seed,
+)
 from dragdl.engine.inputs.base import (
     BatchSettings,
     InputType,
@@ -277,28 +282,12 @@ def run_operators(
             part = rows[start : start + chunk]
             x = torch.from_numpy(source.values[indices[part], : int(length)])
             with torch.no_grad():
-                y = _apply(stages, x, indices[part])
+                y = apply_batch_stages(stages, x, indices[part], "sequence")
             for j, row in enumerate(part):
                 outputs[row] = y[j]
     done = [out for out in outputs if out is not None]
     assert len(done) == len(indices)
     return pad_sequence(done, batch_first=True), torch.tensor([len(out) for out in done], dtype=torch.int64)
-
-
-def _apply(stages: tuple[OpStage, ...], x: Tensor, samples: np.ndarray) -> Tensor:
-    """`x` (N, T, F) through `stages`; an operator giving NaN or infinity is named with the first
-    sequence concerned."""
-    for stage in stages:
-        x = stage.transform(x)
-        finite = torch.isfinite(x).flatten(1).all(1)
-        if not bool(finite.all()):
-            row = int((~finite).nonzero()[0, 0])
-            raise NonFiniteError(
-                f"the operator {stage.label or stage.node_id} produced NaN or infinite values for "
-                f"sequence {int(samples[row])} of the dataset; make it give finite values, or remove it",
-                stage.node_id,
-            )
-    return x
 
 
 def _sequences(source: Source) -> SequenceSource:
